@@ -1,0 +1,82 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Strict Swift 6 concurrency checking is left at the Swift 5 language mode:
+// the engine crosses threads through libcurl callbacks and Dispatch, whose
+// safety is argued in comments rather than through Sendable annotations.
+let swiftSettings: [SwiftSetting] = []
+
+let package = Package(
+    name: "imgwarm",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "imgwarm", targets: ["imgwarm"]),
+        .library(name: "ImgWarmKit", targets: ["ImgWarmKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
+    targets: [
+        // libcurl, through pkg-config; variadic setopt/getinfo wrapped in C.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Our own C shim over libpng, libjpeg-turbo and giflib: every
+        // setjmp/longjmp stays inside C, Swift only sees return codes.
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [
+                .linkedLibrary("png16"),
+                .linkedLibrary("jpeg"),
+                .linkedLibrary("gif"),
+            ]
+        ),
+        .target(
+            name: "ImgWarmKit",
+            dependencies: [
+                "CCurl",
+                "CImageCodecs",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "imgwarm",
+            dependencies: [
+                "ImgWarmKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A loopback HTTP server that misbehaves on request, for tests.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ImgWarmKitTests",
+            dependencies: ["ImgWarmKit", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["ImgWarmKit", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,25 @@
+#ifndef IMGWARM_CCURL_SHIM_H
+#define IMGWARM_CCURL_SHIM_H
+/* curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic,
+ * which Swift cannot call: one typed wrapper per argument kind. */
+#include <curl/curl.h>
+
+typedef size_t (*imgwarm_curl_data_cb)(char *, size_t, size_t, void *);
+typedef int (*imgwarm_curl_xferinfo_cb)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
+
+static inline CURLcode imgwarm_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode imgwarm_easy_setopt_ptr(CURL *h, CURLoption o, const void *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode imgwarm_easy_setopt_str(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode imgwarm_easy_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode imgwarm_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode imgwarm_easy_setopt_datacb(CURL *h, CURLoption o, imgwarm_curl_data_cb v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode imgwarm_easy_setopt_xferinfocb(CURL *h, CURLoption o, imgwarm_curl_xferinfo_cb v) { return curl_easy_setopt(h, o, v); }
+
+static inline CURLcode imgwarm_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode imgwarm_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode imgwarm_easy_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode imgwarm_easy_getinfo_str(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode imgwarm_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
+
+static inline CURLMcode imgwarm_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+#endif

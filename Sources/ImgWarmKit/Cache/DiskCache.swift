@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// An error about the cache folder itself: exit status 3.
+public struct CacheError: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    public let reason: String
+    public let errno: Int32
+    public init(path: String, reason: String, errno: Int32 = 0) {
+        self.path = path
+        self.reason = reason
+        self.errno = errno
+    }
+    public var isDiskFull: Bool { errno == ENOSPC || errno == EDQUOT }
+    public var description: String { "\(path): \(reason)" }
+}
+
+func errnoString(_ e: Int32) -> String { String(cString: strerror(e)) }
+
+/// SDImageCache's disk side: a flat folder of `<md5>[.<ext>]` files plus
+/// imgwarm's hidden state folder `.imgwarm/` (skipped by SDWebImage's expiry).
+public final class DiskCache: @unchecked Sendable {
+    public let directory: String
+    public var stateDirectory: String { directory + "/.imgwarm" }
+    public var tempDirectory: String { directory + "/.imgwarm/tmp" }
+
+    /// Per-process counter for temp names; unique with the pid.
+    private let tempCounter = AtomicCounter()
+
+    /// The default folder: `${XDG_CACHE_HOME:-$HOME/.cache}/com.hackemist.SDImageCache/default`.
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit = environment["IMGWARM_CACHE"], !explicit.isEmpty { return explicit }
+        let base: String
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+            base = xdg
+        } else {
+            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.cache"
+        }
+        return base + "/com.hackemist.SDImageCache/default"
+    }
+
+    /// Opens (without creating) the cache at `directory`.
+    public init(directory: String) {
+        var d = directory
+        while d.count > 1 && d.hasSuffix("/") { d.removeLast() }
+        if !d.hasPrefix("/") {
+            d = FileManager.default.currentDirectoryPath + "/" + d
+        }
+        self.directory = d
+    }
+
+    /// Creates the cache folder and the state folders when missing, and
+    /// checks that they are writable.
+    public func prepare() throws {
+        for dir in [directory, stateDirectory, tempDirectory] {
+            try Self.makeDirectories(dir)
+        }
+        if access(directory, W_OK) != 0 {
+            throw CacheError(path: directory, reason: "not writable: \(errnoString(errno))", errno: errno)
+        }
+        if access(tempDirectory, W_OK) != 0 {
+            throw CacheError(path: tempDirectory, reason: "not writable: \(errnoString(errno))", errno: errno)
+        }
+    }
+
+    static func makeDirectories(_ path: String) throws {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            if (st.st_mode & S_IFMT) != S_IFDIR {
+                throw CacheError(path: path, reason: "exists and is not a directory")
+            }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try makeDirectories(parent) }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            let e = errno
+            throw CacheError(path: path, reason: "cannot create directory: \(errnoString(e))", errno: e)
+        }
+    }
+
+    public func fileName(forKey key: String) -> CacheFileName { CacheFileName(key: key) }
+
+    /// The path imgwarm writes for `key`.
+    public func path(forKey key: String) -> String {
+        directory + "/" + CacheFileName(key: key).storedName
+    }
+
+    /// The path of an existing entry for `key`: `<md5>.<ext>` first, then the
+    /// bare `<md5>` fallback SDWebImage also reads. Nil when neither exists.
+    public func existingPath(forKey key: String) -> String? {
+        existingPath(for: CacheFileName(key: key))
+    }
+
+    public func existingPath(for name: CacheFileName) -> String? {
+        for candidate in name.lookupNames {
+            let p = directory + "/" + candidate
+            var st = stat()
+            if stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { return p }
+        }
+        return nil
+    }
+
+    /// Writes `bytes` as the entry for `name`: a temp file under
+    /// `.imgwarm/tmp/`, then rename(2) into place, so a reader (the app,
+    /// another run, prune) sees the old file or the whole new one, never a
+    /// part. Returns the final path.
+    @discardableResult
+    public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheFileName) throws -> String {
+        let final = directory + "/" + name.storedName
+        let temp = tempDirectory + "/\(getpid())-\(tempCounter.next()).tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if fd < 0 {
+            let e = errno
+            if e == ENOENT {
+                // A concurrent `cache clear --all` removed the state folder.
+                try Self.makeDirectories(tempDirectory)
+                return try store(bytes, for: name)
+            }
+            throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
+        }
+        var writeError: Int32 = 0
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    writeError = errno
+                    return
+                }
+                offset += n
+            }
+        }
+        if close(fd) != 0 && writeError == 0 { writeError = errno }
+        if writeError != 0 {
+            unlink(temp)
+            throw CacheError(path: final, reason: "write failed: \(errnoString(writeError))", errno: writeError)
+        }
+        if rename(temp, final) != 0 {
+            let e = errno
+            unlink(temp)
+            throw CacheError(path: final, reason: "rename failed: \(errnoString(e))", errno: e)
+        }
+        // An older bare-MD5 copy would shadow nothing (the extension name is
+        // read first) but would waste space; the extension name wins.
+        if name.storedName != name.md5 {
+            unlink(directory + "/" + name.md5)
+        }
+        return final
+    }
+
+    /// Sets a file's access and modification time to now (a 304 renews an
+    /// entry the way a fresh download would).
+    public func touch(path: String) {
+        _ = utimensat(AT_FDCWD, path, nil, 0)
+    }
+
+    /// Removes temp files left by runs that no longer exist (killed with
+    /// SIGKILL, power loss). Temp files of live processes are kept: two runs
+    /// may share a cache. Returns the number removed.
+    @discardableResult
+    public func cleanStaleTempFiles() -> Int {
+        var removed = 0
+        for name in Self.listDirectory(tempDirectory) where !name.hasPrefix(".") {
+            let path = tempDirectory + "/" + name
+            // Keep the temp files of this and other live runs.
+            if let pid = Self.ownerPid(ofTempName: name), pid == getpid() || Self.processIsAlive(pid) { continue }
+            if unlink(path) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
+    /// Temp files a `verify` considers stray: those of dead processes.
+    public func staleTempFiles() -> [String] {
+        Self.listDirectory(tempDirectory).filter { name in
+            guard !name.hasPrefix(".") else { return false }
+            if let pid = Self.ownerPid(ofTempName: name), Self.processIsAlive(pid) { return false }
+            return true
+        }.map { tempDirectory + "/" + $0 }
+    }
+
+    static func ownerPid(ofTempName name: String) -> pid_t? {
+        guard let dash = name.firstIndex(of: "-"), let pid = pid_t(name[..<dash]) else { return nil }
+        return pid
+    }
+
+    static func processIsAlive(_ pid: pid_t) -> Bool {
+        if kill(pid, 0) == 0 { return true }
+        return errno == EPERM
+    }
+
+    static func listDirectory(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let ent = readdir(dir) {
+            let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name == "." || name == ".." { continue }
+            names.append(name)
+        }
+        return names
+    }
+}
+
+/// A lock-protected counter (the engine's threads share a cache object).
+final class AtomicCounter: @unchecked Sendable {
+    private var value: UInt64 = 0
+    private let lock = NSLock()
+    func next() -> UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+
+/// imgwarm's own state in `DIR/.imgwarm/state.sqlite`: the failed-URL list
+/// (SDWebImageManager's `failedURLs`, made persistent) and the HTTP
+/// validators used by `--refresh`. SQLite in WAL mode makes every commit
+/// atomic, so a kill at any moment leaves the last committed state, and lets
+/// two runs on one cache share it (writers wait for each other).
+public final class StateStore: @unchecked Sendable {
+    public struct FailedURL: Codable, FetchableRecord, PersistableRecord, Sendable {
+        public static let databaseTableName = "failed_url"
+        public var url: String
+        public var key: String
+        public var errorClass: String
+        public var status: Int?
+        public var reason: String
+        public var failedAt: Double
+        enum CodingKeys: String, CodingKey {
+            case url, key, errorClass = "error_class", status, reason, failedAt = "failed_at"
+        }
+        public init(url: String, key: String, errorClass: String, status: Int?, reason: String, failedAt: Double) {
+            self.url = url
+            self.key = key
+            self.errorClass = errorClass
+            self.status = status
+            self.reason = reason
+            self.failedAt = failedAt
+        }
+    }
+
+    public struct Validators: Codable, FetchableRecord, PersistableRecord, Sendable, Equatable {
+        public static let databaseTableName = "validator"
+        public var key: String
+        public var etag: String?
+        public var lastModified: String?
+        enum CodingKeys: String, CodingKey { case key, etag, lastModified = "last_modified" }
+        public init(key: String, etag: String?, lastModified: String?) {
+            self.key = key
+            self.etag = etag
+            self.lastModified = lastModified
+        }
+    }
+
+    public let path: String
+    private let queue: DatabaseQueue
+
+    public static func databasePath(for cache: DiskCache) -> String {
+        cache.stateDirectory + "/state.sqlite"
+    }
+
+    /// Opens (creating when missing) the state of `cache`.
+    public convenience init(cache: DiskCache) throws {
+        try self.init(path: Self.databasePath(for: cache))
+    }
+
+    public init(path: String) throws {
+        self.path = path
+        var config = Configuration()
+        // Another run may hold the write lock for a moment; wait for it.
+        config.busyMode = .timeout(30)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+            }
+            try Self.migrator.migrate(queue)
+        } catch {
+            throw CacheError(path: path, reason: "cannot open state database: \(error)")
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.create(table: "failed_url", ifNotExists: true) { t in
+                t.primaryKey("url", .text)
+                t.column("key", .text).notNull()
+                t.column("error_class", .text).notNull()
+                t.column("status", .integer)
+                t.column("reason", .text).notNull()
+                t.column("failed_at", .double).notNull()
+            }
+            try db.create(table: "validator", ifNotExists: true) { t in
+                t.primaryKey("key", .text)
+                t.column("etag", .text)
+                t.column("last_modified", .text)
+            }
+        }
+        return m
+    }
+
+    /// The failed-URL count of a cache, without creating a database.
+    public static func failedCountIfPresent(cache: DiskCache) -> Int {
+        let p = databasePath(for: cache)
+        guard FileManager.default.fileExists(atPath: p), let store = try? StateStore(path: p) else { return 0 }
+        return (try? store.failedCount()) ?? 0
+    }
+
+    public func failedCount() throws -> Int {
+        try queue.read { db in try FailedURL.fetchCount(db) }
+    }
+
+    /// Every failed URL, oldest first.
+    public func failedURLs() throws -> [FailedURL] {
+        try queue.read { db in try FailedURL.order(Column("failed_at")).fetchAll(db) }
+    }
+
+    /// The set of failed URLs, for checking a large manifest without a
+    /// query per entry.
+    public func failedURLSet() throws -> Set<String> {
+        try queue.read { db in Set(try String.fetchAll(db, sql: "SELECT url FROM failed_url")) }
+    }
+
+    public func isFailed(url: String) throws -> Bool {
+        try queue.read { db in try FailedURL.exists(db, key: url) }
+    }
+
+    @discardableResult
+    public func clearFailed() throws -> Int {
+        try queue.write { db in try FailedURL.deleteAll(db) }
+    }
+
+    public func validators(forKey key: String) throws -> Validators? {
+        try queue.read { db in try Validators.fetchOne(db, key: key) }
+    }
+
+    /// One change to the state; changes are applied in batches.
+    public enum Change: Sendable {
+        case failed(FailedURL)
+        /// A success: the URL leaves the failed list; validators are kept
+        /// (or removed when the response had none).
+        case succeeded(url: String, validators: Validators)
+    }
+
+    /// Applies changes in one transaction: all or nothing.
+    public func apply(_ changes: [Change]) throws {
+        guard !changes.isEmpty else { return }
+        try queue.write { db in
+            for change in changes {
+                switch change {
+                case .failed(let f):
+                    try f.upsert(db)
+                case .succeeded(let url, let v):
+                    _ = try FailedURL.deleteOne(db, key: url)
+                    if v.etag == nil && v.lastModified == nil {
+                        _ = try Validators.deleteOne(db, key: v.key)
+                    } else {
+                        try v.upsert(db)
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/// What validation learned of an image.
+public struct ImageInfo: Sendable, Equatable {
+    public var format: ImageFormat
+    public var width: Int?
+    public var height: Int?
+    /// Frames of an animated GIF (1 for still images), when known.
+    public var frames: Int?
+    public init(format: ImageFormat, width: Int? = nil, height: Int? = nil, frames: Int? = nil) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.frames = frames
+    }
+}
+
+/// Why data is not a usable image: one line, e.g.
+/// `truncated PNG: premature end of data after 1 of 64 rows`.
+public struct ValidationFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+public struct ValidationOptions: Sendable {
+    /// Largest accepted width x height (decompression bombs are refused
+    /// from the header, before any allocation).
+    public var maxPixels: UInt64 = 100_000_000
+    /// Reject formats that pass only on their signature (WebP, HEIC, ...).
+    public var strictFormats: Bool = false
+    /// false for `--no-validate`: sniffing only, no decoding.
+    public var decode: Bool = true
+    public init() {}
+}

@@ -1,0 +1,135 @@
+/// The vocabulary of SDWebImageDownloader, for batch use.
+
+public enum RequestPriority: Int, Comparable, Sendable, CaseIterable, Codable {
+    case low = 0, normal = 1, high = 2
+    public static func < (a: RequestPriority, b: RequestPriority) -> Bool { a.rawValue < b.rawValue }
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "high": self = .high
+        case "normal": self = .normal
+        case "low": self = .low
+        default: return nil
+        }
+    }
+    public var name: String { ["low", "normal", "high"][rawValue] }
+}
+
+/// SDWebImageDownloaderExecutionOrder: within one priority, the oldest
+/// request first (FIFO) or the newest first (LIFO).
+public enum ExecutionOrder: String, Sendable, CaseIterable {
+    case fifo, lifo
+}
+
+public struct DownloaderConfiguration: Sendable {
+    /// Transfers in flight at once (all hosts).
+    public var concurrency: Int = 16
+    /// Transfers in flight per host; nil for no limit.
+    public var perHost: Int? = nil
+    public var order: ExecutionOrder = .fifo
+    /// Whole-request timeout per attempt, seconds.
+    public var timeout: Double = 15
+    public var connectTimeout: Double = 10
+    /// Largest accepted body; a larger one is aborted at once.
+    public var maxBodyBytes: Int = 64 << 20
+    /// Extra attempts for transient failures.
+    public var retries: Int = 2
+    /// First backoff delay; doubles per attempt, with jitter.
+    public var backoffBase: Double = 0.5
+    /// Longest wait honoured from a Retry-After header, and for backoff.
+    public var maxRetryDelay: Double = 30
+    public var userAgent: String = ImgWarmVersion.userAgent
+    /// Extra request headers, `Name: value`.
+    public var headers: [String] = []
+    /// Accept invalid TLS certificates.
+    public var insecure: Bool = false
+    public init() {}
+}
+
+/// HTTP validators for a conditional request (`--refresh`).
+public struct HTTPValidators: Sendable, Equatable {
+    public var etag: String?
+    public var lastModified: String?
+    public init(etag: String?, lastModified: String?) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+    public var isEmpty: Bool { etag == nil && lastModified == nil }
+}
+
+public struct DownloadRequest: Sendable {
+    public var url: String
+    public var priority: RequestPriority
+    /// When set, sent as If-None-Match / If-Modified-Since.
+    public var validators: HTTPValidators?
+    public init(url: String, priority: RequestPriority = .normal, validators: HTTPValidators? = nil) {
+        self.url = url
+        self.priority = priority
+        self.validators = validators
+    }
+}
+
+/// Error classes of the product contract that the network can produce.
+public enum DownloadErrorClass: String, Sendable, Codable {
+    case httpStatus = "http-status"
+    case tooLarge = "too-large"
+    case timeout
+    case network
+    case tls
+    case invalidURL = "invalid-url"
+    case cancelled
+}
+
+public struct DownloadResponse: Sendable {
+    /// Final HTTP status (2xx, or 304 for `notModified`).
+    public var status: Int
+    public var body: [UInt8]
+    public var etag: String?
+    public var lastModified: String?
+    public var contentType: String?
+    /// URL after redirects.
+    public var effectiveURL: String?
+    /// Attempts made, 1 when the first one succeeded.
+    public var attempts: Int
+    /// Seconds from the first attempt's start to the end.
+    public var elapsed: Double
+    public init(status: Int, body: [UInt8], etag: String? = nil, lastModified: String? = nil, contentType: String? = nil,
+                effectiveURL: String? = nil, attempts: Int = 1, elapsed: Double = 0) {
+        self.status = status
+        self.body = body
+        self.etag = etag
+        self.lastModified = lastModified
+        self.contentType = contentType
+        self.effectiveURL = effectiveURL
+        self.attempts = attempts
+        self.elapsed = elapsed
+    }
+}
+
+public struct DownloadFailure: Error, Sendable, CustomStringConvertible {
+    public var errorClass: DownloadErrorClass
+    /// Last HTTP status seen, if any.
+    public var status: Int?
+    /// One line, secrets removed.
+    public var message: String
+    /// Transient failures (timeouts, connection errors, 408, 429, 5xx,
+    /// truncated bodies) never enter the failed-URL list.
+    public var isTransient: Bool
+    public var attempts: Int
+    public var elapsed: Double
+    public init(errorClass: DownloadErrorClass, status: Int?, message: String, isTransient: Bool, attempts: Int, elapsed: Double) {
+        self.errorClass = errorClass
+        self.status = status
+        self.message = message
+        self.isTransient = isTransient
+        self.attempts = attempts
+        self.elapsed = elapsed
+    }
+    public var description: String { message }
+}
+
+public enum DownloadResult: Sendable {
+    case success(DownloadResponse)
+    /// 304 to a conditional request: the body is empty.
+    case notModified(DownloadResponse)
+    case failure(DownloadFailure)
+}

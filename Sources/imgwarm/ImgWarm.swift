@@ -1,0 +1,67 @@
+import ArgumentParser
+import ImgWarmKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct ImgWarm: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "imgwarm",
+        abstract: "Warm SDWebImage disk caches in batch: download, validate and store image URLs.",
+        discussion: """
+        Exit status: 0 success; 1 some entries failed (beyond --max-failures); \
+        2 usage error or no usable input; 3 the cache cannot be used.
+        """,
+        version: ImgWarmVersion.string,
+        subcommands: [CacheCommand.self]
+    )
+
+    /// swift-argument-parser exits 64 on a usage error; imgwarm's contract
+    /// says 2, so parsing errors are mapped here.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as Failure {
+            printError(failure.message)
+            Glibc.exit(failure.status)
+        } catch let error as CacheError {
+            printError(error.description)
+            Glibc.exit(ExitStatus.cacheUnusable)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success || error is CleanExit {
+                self.exit(withError: error)
+            }
+            if code == .validationFailure {
+                printError(fullMessage(for: error))
+                Glibc.exit(ExitStatus.usage)
+            }
+            self.exit(withError: error)
+        }
+    }
+}
+
+/// The exit statuses of the product contract.
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let entriesFailed: Int32 = 1
+    static let usage: Int32 = 2
+    static let cacheUnusable: Int32 = 3
+}
+
+/// An error that ends the command with a one-line message and a status.
+struct Failure: Error {
+    let message: String
+    let status: Int32
+    static func usage(_ m: String) -> Failure { Failure(message: m, status: ExitStatus.usage) }
+    static func cache(_ m: String) -> Failure { Failure(message: m, status: ExitStatus.cacheUnusable) }
+}
+
+func printError(_ message: String) {
+    var line = message
+    if !line.hasPrefix("imgwarm: ") && !line.hasPrefix("Error: ") && !line.hasPrefix("Usage") { line = "imgwarm: " + line }
+    if !line.hasSuffix("\n") { line += "\n" }
+    fputs(line, stderr)
+}
