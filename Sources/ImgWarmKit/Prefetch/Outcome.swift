@@ -1,0 +1,153 @@
+import Foundation
+
+/// What became of one manifest entry (PRODUCT.md's outcomes).
+public enum Outcome: UInt8, CaseIterable, Sendable {
+    /// Not reached: the run was interrupted, or `--budget` left it out.
+    case pending = 0
+    case downloaded, cached, revalidated, blocked, failed, duplicate, skipped
+
+    public var name: String {
+        switch self {
+        case .pending: return "pending"
+        case .downloaded: return "downloaded"
+        case .cached: return "cached"
+        case .revalidated: return "revalidated"
+        case .blocked: return "blocked"
+        case .failed: return "failed"
+        case .duplicate: return "duplicate"
+        case .skipped: return "skipped"
+        }
+    }
+}
+
+/// The error class of a failed entry.
+public enum EntryError: UInt8, CaseIterable, Sendable {
+    case none = 0
+    case httpStatus, badImage, tooLarge, timeout, network, tls, invalidURL, disk, cancelled, budget
+
+    public var name: String? {
+        switch self {
+        case .none: return nil
+        case .httpStatus: return "http-status"
+        case .badImage: return "bad-image"
+        case .tooLarge: return "too-large"
+        case .timeout: return "timeout"
+        case .network: return "network"
+        case .tls: return "tls"
+        case .invalidURL: return "invalid-url"
+        case .disk: return "disk"
+        case .cancelled: return "cancelled"
+        case .budget: return "budget"
+        }
+    }
+
+    init(_ c: DownloadErrorClass) {
+        switch c {
+        case .httpStatus: self = .httpStatus
+        case .tooLarge: self = .tooLarge
+        case .timeout: self = .timeout
+        case .network: self = .network
+        case .tls: self = .tls
+        case .invalidURL: self = .invalidURL
+        case .cancelled: self = .cancelled
+        }
+    }
+}
+
+/// The result of one entry, 28 bytes, so a million fit in memory.
+public struct EntryResult: Sendable {
+    public var outcome: Outcome = .pending
+    public var error: EntryError = .none
+    /// Last HTTP status, 0 for none.
+    public var status: UInt16 = 0
+    public var attempts: UInt8 = 0
+    /// ImageFormat index + 1, 0 for none.
+    var formatCode: UInt8 = 0
+    public var bytes: UInt32 = 0
+    public var width: UInt32 = 0
+    public var height: UInt32 = 0
+    public var milliseconds: UInt32 = 0
+    /// Whether the stored file uses the bare-MD5 name.
+    public var fileExists: Bool = false
+
+    public var format: ImageFormat? {
+        get { formatCode == 0 ? nil : ImageFormat.allCases[Int(formatCode) - 1] }
+        set { formatCode = newValue.map { UInt8(ImageFormat.allCases.firstIndex(of: $0)! + 1) } ?? 0 }
+    }
+}
+
+/// Results of every entry plus running totals, shared by the feeding
+/// thread, the validation workers and the progress printer.
+public final class RunLedger: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [EntryResult]
+    /// One-line reasons of failures, by entry index.
+    private var reasons: [Int: String] = [:]
+    /// The cache path each entry ended at (absolute), for cached/stored ones.
+    private var counts = [Int](repeating: 0, count: Outcome.allCases.count)
+    private var errorCounts = [Int](repeating: 0, count: EntryError.allCases.count)
+    public private(set) var bytesDownloaded: UInt64 = 0
+    public private(set) var bytesTotal: UInt64 = 0
+    public let total: Int
+    public let startTime = Date()
+
+    public init(entries: Int, problems: Int) {
+        results = [EntryResult](repeating: EntryResult(), count: entries)
+        total = entries + problems
+        // Unusable lines count as failed entries from the start.
+        counts[Int(Outcome.failed.rawValue)] = problems
+        errorCounts[Int(EntryError.invalidURL.rawValue)] = problems
+    }
+
+    public func record(_ index: Int, _ result: EntryResult, reason: String? = nil) {
+        lock.lock()
+        defer { lock.unlock() }
+        let old = results[index]
+        if old.outcome != .pending {
+            counts[Int(old.outcome.rawValue)] -= 1
+            errorCounts[Int(old.error.rawValue)] -= 1
+        }
+        results[index] = result
+        counts[Int(result.outcome.rawValue)] += 1
+        errorCounts[Int(result.error.rawValue)] += 1
+        if let reason { reasons[index] = reason }
+        if result.outcome == .downloaded || result.outcome == .revalidated && result.bytes > 0 {
+            bytesDownloaded += UInt64(result.bytes)
+        }
+        bytesTotal += UInt64(result.bytes)
+    }
+
+    public func result(_ index: Int) -> EntryResult {
+        lock.lock()
+        defer { lock.unlock() }
+        return results[index]
+    }
+
+    public func reason(_ index: Int) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return reasons[index]
+    }
+
+    public struct Snapshot: Sendable {
+        public var counts: [Outcome: Int]
+        public var errors: [EntryError: Int]
+        public var bytesDownloaded: UInt64
+        public var bytesTotal: UInt64
+        public var total: Int
+        public var elapsed: Double
+        public var done: Int { counts.filter { $0.key != .pending }.values.reduce(0, +) }
+        public subscript(_ o: Outcome) -> Int { counts[o] ?? 0 }
+    }
+
+    public func snapshot() -> Snapshot {
+        lock.lock()
+        defer { lock.unlock() }
+        var c: [Outcome: Int] = [:]
+        for o in Outcome.allCases where o != .pending { c[o] = counts[Int(o.rawValue)] }
+        var e: [EntryError: Int] = [:]
+        for x in EntryError.allCases where x != .none && errorCounts[Int(x.rawValue)] > 0 { e[x] = errorCounts[Int(x.rawValue)] }
+        return Snapshot(counts: c, errors: e, bytesDownloaded: bytesDownloaded, bytesTotal: bytesTotal,
+                        total: total, elapsed: Date().timeIntervalSince(startTime))
+    }
+}

@@ -1,0 +1,364 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// What the prefetcher needs of a download engine (the libcurl
+/// `Downloader` in production).
+public protocol DownloadEngine: AnyObject {
+    func enqueue(_ request: DownloadRequest, completion: @escaping @Sendable (DownloadResult) -> Void)
+    var outstandingCount: Int { get }
+    func cancelAll()
+    func waitUntilIdle()
+    func shutdown()
+}
+
+public typealias ImageValidation = (UnsafeRawBufferPointer, ValidationOptions) -> Result<ImageInfo, ValidationFailure>
+
+/// The flow options of `warm` (PRODUCT.md), independent of the CLI.
+public struct WarmOptions: Sendable {
+    public var refresh = false
+    public var retryFailed = false
+    public var validation = ValidationOptions()
+    /// `--dry-run`: decide, never request or write.
+    public var dryRun = false
+    /// `--budget`: stop fetching new entries once the cache would pass it.
+    public var budgetBytes: UInt64?
+    /// Entries handed to the engine and not yet finished, at most; keeps
+    /// memory bounded by concurrency, not by the manifest.
+    public var pipelineDepth = 64
+    /// Validation workers (off the network thread).
+    public var validationWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    public init() {}
+}
+
+/// SDWebImageManager + SDWebImagePrefetcher for batch use: takes a plan of
+/// manifest entries and turns each into an outcome — cached (no request),
+/// blocked (failed-URL list), or downloaded, validated and stored
+/// atomically — with state changes recorded in the state store.
+public final class Prefetcher: @unchecked Sendable {
+    public let plan: WarmPlan
+    public let cache: DiskCache
+    public let state: StateStore?
+    public let engine: DownloadEngine
+    public let options: WarmOptions
+    public let ledger: RunLedger
+    private let validate: ImageValidation
+
+    private let validationQueue = OperationQueue()
+    private let pipeline: DispatchSemaphore
+    private let stateBatch = StateBatch()
+    private let flags = RunFlags()
+    /// Allocated size the cache holds (for `--budget`).
+    private var budgetUsed: UInt64 = 0
+    private let budgetLock = NSLock()
+
+    /// Failure lines go here as they happen (the CLI prints them).
+    public var onFailure: (@Sendable (String) -> Void)?
+    /// Every finished entry (verbose output).
+    public var onEntry: (@Sendable (Int, EntryResult) -> Void)?
+
+    public init(plan: WarmPlan, cache: DiskCache, state: StateStore?, engine: DownloadEngine,
+                options: WarmOptions, validate: @escaping ImageValidation) {
+        self.plan = plan
+        self.cache = cache
+        self.state = state
+        self.engine = engine
+        self.options = options
+        self.validate = validate
+        self.ledger = RunLedger(entries: plan.count, problems: plan.problems.count)
+        self.pipeline = DispatchSemaphore(value: max(1, options.pipelineDepth))
+        validationQueue.maxConcurrentOperationCount = max(1, options.validationWorkers)
+        validationQueue.name = "imgwarm.validation"
+    }
+
+    /// Stops feeding new entries; the caller also cancels the engine.
+    public func interrupt() { flags.set(.interrupted) }
+    public var wasInterrupted: Bool { flags.has(.interrupted) }
+    /// A disk error that makes the cache unusable (disk full).
+    public var fatalError: CacheError? { flags.fatal }
+
+    /// Runs every entry of the plan to an outcome. Blocks until done.
+    public func run() {
+        let failed: Set<String>
+        if options.retryFailed {
+            failed = []
+        } else {
+            failed = (try? state?.failedURLSet()) ?? nil ?? []
+        }
+        if options.budgetBytes != nil {
+            CacheScanner.scan(cache.directory) { budgetUsed += UInt64(max(0, $0.allocatedSize)) }
+        }
+        let flusher = startStateFlusher()
+        for index in 0..<plan.count {
+            if plan.duplicate(of: index) != nil {
+                var r = EntryResult()
+                r.outcome = .duplicate
+                ledger.record(index, r)
+            }
+        }
+
+        for position in 0..<plan.order.count {
+            if flags.has(.interrupted) || flags.fatal != nil { break }
+            let index = Int(plan.order[position])
+            let started = DispatchTime.now()
+            let key = plan.key(index)
+            let url = plan.url(index)
+            let name = CacheFileName(key: key)
+
+            var existing: (path: String, size: Int64)?
+            for candidate in name.lookupNames {
+                var st = stat()
+                let p = cache.directory + "/" + candidate
+                if stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG {
+                    existing = (p, Int64(st.st_size))
+                    break
+                }
+            }
+
+            if let existing, !options.refresh {
+                var r = EntryResult()
+                r.outcome = .cached
+                r.bytes = UInt32(clamping: existing.size)
+                r.fileExists = true
+                finish(index, r, started: started)
+                continue
+            }
+            if existing == nil && failed.contains(url) {
+                var r = EntryResult()
+                r.outcome = .blocked
+                finish(index, r, started: started)
+                continue
+            }
+            if let budget = options.budgetBytes, existing == nil {
+                budgetLock.lock()
+                let over = budgetUsed >= budget
+                budgetLock.unlock()
+                if over {
+                    var r = EntryResult()
+                    r.outcome = .skipped
+                    r.error = .budget
+                    finish(index, r, started: started)
+                    continue
+                }
+            }
+            if options.dryRun {
+                // Recorded as what would happen: the CLI reports it as such.
+                var r = EntryResult()
+                r.outcome = existing == nil ? .downloaded : .revalidated
+                r.fileExists = existing != nil
+                finish(index, r, started: started)
+                continue
+            }
+
+            var validators: HTTPValidators?
+            if existing != nil, let v = try? state?.validators(forKey: key) {
+                validators = HTTPValidators(etag: v.etag, lastModified: v.lastModified)
+            }
+            pipeline.wait()
+            if flags.has(.interrupted) || flags.fatal != nil {
+                pipeline.signal()
+                break
+            }
+            let request = DownloadRequest(url: url, priority: plan.priority(index), validators: validators)
+            let hadFile = existing != nil
+            engine.enqueue(request) { [self] result in
+                // The engine's thread: decoding and disk writes go to the
+                // validation workers so transfers never stall.
+                validationQueue.addOperation { [self] in
+                    complete(index: index, key: key, url: url, name: name, hadFile: hadFile, result: result, started: started)
+                    pipeline.signal()
+                }
+            }
+        }
+        if flags.fatal != nil { engine.cancelAll() }
+        engine.waitUntilIdle()
+        validationQueue.waitUntilAllOperationsAreFinished()
+        flusher.cancel()
+        flushState()
+        // Entries never reached (interrupt, disk full) end as skipped.
+        for position in 0..<plan.order.count {
+            let index = Int(plan.order[position])
+            if ledger.result(index).outcome == .pending {
+                var r = EntryResult()
+                r.outcome = .skipped
+                r.error = .cancelled
+                ledger.record(index, r)
+            }
+        }
+    }
+
+    private func complete(index: Int, key: String, url: String, name: CacheFileName, hadFile: Bool,
+                          result: DownloadResult, started: DispatchTime) {
+        var r = EntryResult()
+        switch result {
+        case .failure(let failure):
+            r.outcome = failure.errorClass == .cancelled ? .skipped : .failed
+            r.error = EntryError(failure.errorClass)
+            r.status = UInt16(clamping: failure.status ?? 0)
+            r.attempts = UInt8(clamping: failure.attempts)
+            if failure.errorClass != .cancelled {
+                report(index, url: url, reason: failure.message)
+                if !failure.isTransient {
+                    stateBatch.add(.failed(.init(url: url, key: key, errorClass: r.error.name ?? "", status: failure.status,
+                                                 reason: failure.message, failedAt: Date().timeIntervalSince1970)))
+                }
+            }
+            finish(index, r, started: started, reason: failure.message)
+
+        case .notModified(let response):
+            r.status = UInt16(clamping: response.status)
+            r.attempts = UInt8(clamping: response.attempts)
+            if let path = cache.existingPath(for: name) {
+                cache.touch(path: path)
+                r.outcome = .revalidated
+                r.fileExists = true
+                var st = stat()
+                if stat(path, &st) == 0 { r.bytes = UInt32(clamping: Int64(st.st_size)) }
+                stateBatch.add(.succeeded(url: url, validators: .init(key: key, etag: response.etag, lastModified: response.lastModified)))
+                finish(index, r, started: started)
+            } else {
+                // The file went away between the check and the answer
+                // (a concurrent prune); nothing to keep.
+                r.outcome = .failed
+                r.error = .httpStatus
+                let reason = "304 Not Modified but the cached file was removed meanwhile"
+                report(index, url: url, reason: reason)
+                finish(index, r, started: started, reason: reason)
+            }
+
+        case .success(let response):
+            r.status = UInt16(clamping: response.status)
+            r.attempts = UInt8(clamping: response.attempts)
+            let body = response.body
+            let verdict: Result<ImageInfo, ValidationFailure> = body.withUnsafeBytes { raw in
+                if raw.isEmpty { return .failure(ValidationFailure("empty body")) }
+                return validate(raw, options.validation)
+            }
+            switch verdict {
+            case .failure(let why):
+                r.outcome = .failed
+                r.error = .badImage
+                r.bytes = UInt32(clamping: body.count)
+                let reason = why.reason
+                report(index, url: url, reason: reason)
+                stateBatch.add(.failed(.init(url: url, key: key, errorClass: "bad-image", status: response.status,
+                                             reason: reason, failedAt: Date().timeIntervalSince1970)))
+                finish(index, r, started: started, reason: reason)
+            case .success(let info):
+                r.format = info.format
+                r.width = UInt32(clamping: info.width ?? 0)
+                r.height = UInt32(clamping: info.height ?? 0)
+                r.bytes = UInt32(clamping: body.count)
+                let allocated = UInt64((body.count + 4095) / 4096 * 4096)
+                if let budget = options.budgetBytes, !hadFile {
+                    budgetLock.lock()
+                    let fits = budgetUsed + allocated <= budget
+                    if fits { budgetUsed += allocated }
+                    budgetLock.unlock()
+                    if !fits {
+                        r.outcome = .skipped
+                        r.error = .budget
+                        finish(index, r, started: started, reason: "would pass the budget of \(budget) bytes")
+                        return
+                    }
+                }
+                do {
+                    try cache.store(body, for: name)
+                    r.outcome = .downloaded
+                    r.fileExists = true
+                    stateBatch.add(.succeeded(url: url, validators: .init(key: key, etag: response.etag, lastModified: response.lastModified)))
+                    finish(index, r, started: started)
+                } catch let error as CacheError {
+                    r.outcome = .failed
+                    r.error = .disk
+                    report(index, url: url, reason: error.description)
+                    if error.isDiskFull || error.errno == EROFS || error.errno == EACCES { flags.setFatal(error) }
+                    finish(index, r, started: started, reason: error.description)
+                } catch {
+                    r.outcome = .failed
+                    r.error = .disk
+                    finish(index, r, started: started, reason: "\(error)")
+                }
+            }
+        }
+    }
+
+    private func finish(_ index: Int, _ result: EntryResult, started: DispatchTime, reason: String? = nil) {
+        var r = result
+        r.milliseconds = UInt32(clamping: (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)
+        ledger.record(index, r, reason: reason)
+        onEntry?(index, r)
+    }
+
+    private func report(_ index: Int, url: String, reason: String) {
+        onFailure?("\(Redaction.url(url)): \(reason)")
+    }
+
+    private func startStateFlusher() -> DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [weak self] in self?.flushState() }
+        timer.resume()
+        return timer
+    }
+
+    private let flushLock = NSLock()
+    /// Commits pending state changes in one transaction.
+    public func flushState() {
+        flushLock.lock()
+        defer { flushLock.unlock() }
+        let changes = stateBatch.drain()
+        guard let state, !changes.isEmpty else { return }
+        do {
+            try state.apply(changes)
+        } catch {
+            onFailure?("\(state.path): cannot record state: \(error)")
+        }
+    }
+}
+
+/// State changes waiting to be committed together.
+final class StateBatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var changes: [StateStore.Change] = []
+    func add(_ c: StateStore.Change) {
+        lock.lock()
+        changes.append(c)
+        lock.unlock()
+    }
+    func drain() -> [StateStore.Change] {
+        lock.lock()
+        defer { lock.unlock() }
+        let c = changes
+        changes = []
+        return c
+    }
+}
+
+final class RunFlags: @unchecked Sendable {
+    enum Flag { case interrupted }
+    private let lock = NSLock()
+    private var interrupted = false
+    private var fatalError: CacheError?
+    func set(_ f: Flag) {
+        lock.lock()
+        interrupted = true
+        lock.unlock()
+    }
+    func has(_ f: Flag) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return interrupted
+    }
+    func setFatal(_ e: CacheError) {
+        lock.lock()
+        if fatalError == nil { fatalError = e }
+        lock.unlock()
+    }
+    var fatal: CacheError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return fatalError
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// Everything about a finished run that reports are made of: one row per
+/// manifest entry (usable or not), in manifest order, and the totals.
+public struct RunReport {
+    public let plan: WarmPlan
+    public let ledger: RunLedger
+    public let cache: DiskCache
+    public let dryRun: Bool
+
+    public init(plan: WarmPlan, ledger: RunLedger, cache: DiskCache, dryRun: Bool = false) {
+        self.plan = plan
+        self.ledger = ledger
+        self.cache = cache
+        self.dryRun = dryRun
+    }
+
+    /// One report row.
+    public struct Row {
+        public var url: String?
+        public var key: String?
+        public var file: String?
+        public var outcome: String
+        public var error: String?
+        public var status: Int?
+        public var bytes: Int
+        public var format: String?
+        public var width: Int?
+        public var height: Int?
+        public var attempts: Int
+        public var milliseconds: Int
+        public var source: String
+        public var reason: String?
+        /// Which manifest the row came from (JUnit suites).
+        public var manifest: String
+    }
+
+    /// Calls `body` for each row: entries and unusable lines, by manifest
+    /// and line number.
+    public func forEachRow(_ body: (Row) throws -> Void) rethrows {
+        var problemIndex = 0
+        let problems = plan.problems.sorted { ($0.source.fileIndex, $0.source.line) < ($1.source.fileIndex, $1.source.line) }
+        func emitProblems(before source: ManifestSource?) throws {
+            while problemIndex < problems.count {
+                let p = problems[problemIndex]
+                if let s = source, (p.source.fileIndex, p.source.line) > (s.fileIndex, s.line) { return }
+                try body(Row(url: nil, key: nil, file: nil, outcome: "failed", error: "invalid-url", status: nil, bytes: 0,
+                             format: nil, width: nil, height: nil, attempts: 0, milliseconds: 0,
+                             source: plan.describe(p.source), reason: p.reason, manifest: manifestName(p.source)))
+                problemIndex += 1
+            }
+        }
+        for index in 0..<plan.count {
+            let source = plan.source(index)
+            try emitProblems(before: source)
+            let winner = plan.duplicate(of: index) ?? index
+            let r = ledger.result(index)
+            let wr = winner == index ? r : ledger.result(winner)
+            let key = plan.key(index)
+            var file: String?
+            if wr.fileExists {
+                file = cache.existingPath(forKey: key)
+            } else if dryRun && (r.outcome == .downloaded) {
+                file = cache.path(forKey: key)
+            }
+            var outcome = r.outcome == .pending ? "skipped" : r.outcome.name
+            if dryRun && (r.outcome == .downloaded || r.outcome == .revalidated) {
+                outcome = r.outcome == .downloaded ? "would-download" : "would-revalidate"
+            }
+            try body(Row(
+                url: Redaction.url(plan.url(index)), key: Redaction.url(key), file: file,
+                outcome: outcome, error: r.error.name, status: r.status == 0 ? nil : Int(r.status),
+                bytes: Int(wr.bytes), format: wr.format?.rawValue,
+                width: wr.width == 0 ? nil : Int(wr.width), height: wr.height == 0 ? nil : Int(wr.height),
+                attempts: Int(r.attempts), milliseconds: Int(r.milliseconds), source: plan.describe(source),
+                reason: ledger.reason(index), manifest: manifestName(source)))
+        }
+        try emitProblems(before: nil)
+    }
+
+    private func manifestName(_ s: ManifestSource) -> String {
+        let p = s.fileIndex < plan.manifestPaths.count ? plan.manifestPaths[s.fileIndex] : "?"
+        return p == "-" ? "<stdin>" : p
+    }
+
+    /// `--report FILE`: `{"entries": [...], "totals": {...}}`.
+    public func writeJSON(to path: String) throws {
+        let w = try AtomicFileWriter(path: path)
+        w.write("{\n  \"entries\": [")
+        var first = true
+        forEachRow { row in
+            w.write(first ? "\n    " : ",\n    ")
+            first = false
+            var s = "{\"url\": \(JSON.optional(row.url)), \"key\": \(JSON.optional(row.key)), \"file\": \(JSON.optional(row.file))"
+            s += ", \"outcome\": \(JSON.string(row.outcome)), \"error\": \(JSON.optional(row.error))"
+            s += ", \"status\": \(row.status.map(String.init) ?? "null"), \"bytes\": \(row.bytes)"
+            s += ", \"format\": \(JSON.optional(row.format)), \"width\": \(row.width.map(String.init) ?? "null")"
+            s += ", \"height\": \(row.height.map(String.init) ?? "null"), \"attempts\": \(row.attempts), \"ms\": \(row.milliseconds)"
+            s += ", \"source\": \(JSON.string(row.source)), \"reason\": \(JSON.optional(row.reason))}"
+            w.write(s)
+        }
+        let snap = ledger.snapshot()
+        w.write(first ? "],\n" : "\n  ],\n")
+        var totals = "  \"totals\": {\"entries\": \(snap.total)"
+        for o in Outcome.allCases where o != .pending {
+            totals += ", \(JSON.string(o.name)): \(snap[o])"
+        }
+        let errors = snap.errors.sorted { $0.key.rawValue < $1.key.rawValue }
+            .map { "\(JSON.string($0.key.name ?? "")): \($0.value)" }.joined(separator: ", ")
+        totals += ", \"errors\": {\(errors)}"
+        totals += ", \"bytes\": \(snap.bytesTotal), \"bytes_downloaded\": \(snap.bytesDownloaded)"
+        totals += ", \"seconds\": \(String(format: "%.3f", snap.elapsed)), \"dry_run\": \(dryRun)}\n}\n"
+        w.write(totals)
+        try w.commit()
+    }
+}
