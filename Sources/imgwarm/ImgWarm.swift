@@ -14,7 +14,7 @@ struct ImgWarm: ParsableCommand {
         2 usage error or no usable input; 3 the cache cannot be used.
         """,
         version: ImgWarmVersion.string,
-        subcommands: [CacheCommand.self]
+        subcommands: [WarmCommand.self, CacheCommand.self]
     )
 
     /// swift-argument-parser exits 64 on a usage error; imgwarm's contract

@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// The live progress of a run on stderr: a redrawn bar on a terminal, or a
+/// plain line every few seconds for CI logs.
+public final class ProgressPrinter: @unchecked Sendable {
+    public enum Mode: String, CaseIterable, Sendable {
+        case auto, bar, lines, none
+    }
+
+    private let mode: Mode
+    private let ledger: RunLedger
+    private var timer: DispatchSourceTimer?
+    private let lock = NSLock()
+    private var barVisible = false
+    public let lineInterval: Double
+
+    public init(mode: Mode, ledger: RunLedger, lineInterval: Double = 5) {
+        if mode == .auto {
+            self.mode = isatty(STDERR_FILENO) == 1 ? .bar : .lines
+        } else {
+            self.mode = mode
+        }
+        self.ledger = ledger
+        self.lineInterval = lineInterval
+    }
+
+    public func start() {
+        guard mode != .none else { return }
+        let t = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        let interval = mode == .bar ? 0.2 : lineInterval
+        t.schedule(deadline: .now() + interval, repeating: interval)
+        t.setEventHandler { [weak self] in self?.tick() }
+        t.resume()
+        timer = t
+    }
+
+    /// Prints a line above the bar (a failure, a verbose entry).
+    public func printLine(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        var s = ""
+        if barVisible { s += "\r\u{1B}[K" }
+        s += line + "\n"
+        fputs(s, stderr)
+        if barVisible { fputs(barText(), stderr) }
+    }
+
+    public func stop() {
+        timer?.cancel()
+        timer = nil
+        lock.lock()
+        if barVisible {
+            fputs("\r\u{1B}[K", stderr)
+            barVisible = false
+        }
+        lock.unlock()
+    }
+
+    private func tick() {
+        lock.lock()
+        defer { lock.unlock() }
+        switch mode {
+        case .bar:
+            fputs("\r\u{1B}[K" + barText(), stderr)
+            barVisible = true
+        case .lines:
+            fputs("imgwarm: " + Self.statusText(ledger.snapshot()) + "\n", stderr)
+        default:
+            break
+        }
+    }
+
+    private func barText() -> String {
+        let snap = ledger.snapshot()
+        let columns = Self.terminalColumns()
+        let status = Self.statusText(snap)
+        let barWidth = max(10, min(30, columns - status.count - 4))
+        let fraction = snap.total == 0 ? 1 : Double(snap.done) / Double(snap.total)
+        let filled = Int(fraction * Double(barWidth))
+        let bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: barWidth - filled) + "] "
+        let text = bar + status
+        return text.count > columns - 1 ? String(text.prefix(columns - 1)) : text
+    }
+
+    /// `1234/5000 24% | 1200 downloaded, 30 cached, 4 failed | 45.2 MiB 12.1 MiB/s | ETA 31s`
+    public static func statusText(_ s: RunLedger.Snapshot) -> String {
+        let done = s.done
+        let pct = s.total == 0 ? 100 : done * 100 / s.total
+        var parts = ["\(done)/\(s.total) \(pct)%"]
+        let counts = [Outcome.downloaded, .cached, .revalidated, .blocked, .failed, .duplicate, .skipped]
+            .filter { s[$0] > 0 }.map { "\(s[$0]) \($0.name)" }
+        if !counts.isEmpty { parts.append(counts.joined(separator: ", ")) }
+        let rate = s.elapsed > 0 ? Double(s.bytesDownloaded) / s.elapsed : 0
+        parts.append("\(Units.formatBytes(s.bytesDownloaded)) \(Units.formatBytes(UInt64(rate)))/s")
+        let entryRate = s.elapsed > 0 ? Double(done) / s.elapsed : 0
+        if done < s.total && entryRate > 0 {
+            parts.append("ETA " + formatDuration(Double(s.total - done) / entryRate))
+        }
+        return parts.joined(separator: " | ")
+    }
+
+    public static func formatDuration(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        if s < 60 { return "\(s)s" }
+        if s < 3600 { return "\(s / 60)m\(String(format: "%02d", s % 60))s" }
+        return "\(s / 3600)h\(String(format: "%02d", (s % 3600) / 60))m"
+    }
+
+    static func terminalColumns() -> Int {
+        var ws = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &ws) == 0 && ws.ws_col > 0 { return Int(ws.ws_col) }
+        return 100
+    }
+
+    /// The end-of-run summary: counts per outcome, bytes, elapsed, rate.
+    public static func summary(_ s: RunLedger.Snapshot, dryRun: Bool = false) -> String {
+        var lines: [String] = []
+        let counts = Outcome.allCases.filter { $0 != .pending && s[$0] > 0 }.map { o -> String in
+            var name = o.name
+            if dryRun && o == .downloaded { name = "to download" }
+            if dryRun && o == .revalidated { name = "to revalidate" }
+            return "\(s[o]) \(name)"
+        }
+        lines.append((dryRun ? "dry run: " : "") + "\(s.total) entries: " + (counts.isEmpty ? "nothing to do" : counts.joined(separator: ", ")))
+        if !s.errors.isEmpty {
+            lines.append("errors: " + s.errors.sorted { $0.key.rawValue < $1.key.rawValue }
+                .map { "\($0.value) \($0.key.name ?? "")" }.joined(separator: ", "))
+        }
+        if !dryRun {
+            let rate = s.elapsed > 0 ? Double(s.bytesDownloaded) / s.elapsed : 0
+            let entryRate = s.elapsed > 0 ? Double(s.done) / s.elapsed : 0
+            lines.append("\(Units.formatBytes(s.bytesDownloaded)) downloaded in \(String(format: "%.2f", s.elapsed))s"
+                + " (\(Units.formatBytes(UInt64(rate)))/s, \(String(format: "%.0f", entryRate)) entries/s)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,194 @@
+import ArgumentParser
+import Foundation
+import ImgWarmKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `warm` invocation: reads the manifests, runs the prefetcher with
+/// progress and signals, writes the reports, returns the exit status.
+struct WarmRun {
+    let command: WarmCommand
+
+    func execute() throws -> Int32 {
+        let c = command
+        let cache = c.cacheOptions.existingCache()
+        var state: StateStore?
+        if c.dryRun {
+            // Touch nothing: read the state only if it is already there.
+            if FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) {
+                state = try? StateStore(cache: cache)
+            }
+        } else {
+            try cache.prepare()
+            cache.cleanStaleTempFiles()
+            state = try StateStore(cache: cache)
+        }
+
+        // Manifests → plan.
+        let plan = WarmPlan(defaultPriority: RequestPriority(name: c.priority) ?? .normal,
+                            order: ExecutionOrder(rawValue: c.order.lowercased()) ?? .fifo,
+                            shard: try c.shardSelection())
+        var manifestOptions = ManifestOptions()
+        manifestOptions.stripQueryFromKeys = c.keyStripQuery
+        let reader = ManifestReader(options: manifestOptions)
+        for path in c.manifests {
+            let fileIndex = plan.addManifestPath(path)
+            do {
+                try reader.read(path: path, fileIndex: fileIndex, entry: plan.add, problem: { p in
+                    plan.add(p)
+                    printError("\(plan.describe(p.source)): \(p.reason)")
+                })
+            } catch let e as ManifestReader.OpenError {
+                throw Failure.usage(e.description)
+            }
+        }
+        for path in c.retryFrom {
+            let fileIndex = plan.addManifestPath(path)
+            do {
+                for entry in try ReportReader.failedEntries(reportPath: path, fileIndex: fileIndex, options: manifestOptions) {
+                    plan.add(entry)
+                }
+            } catch let e as ReportReader.ReadError {
+                throw Failure.usage(e.description)
+            }
+        }
+        plan.finalize()
+
+        var config = DownloaderConfiguration()
+        config.concurrency = c.concurrency
+        config.perHost = c.perHost
+        config.order = plan.executionOrder
+        config.timeout = c.timeout
+        config.connectTimeout = c.connectTimeout
+        config.maxBodyBytes = Int(clamping: c.maxBytes)
+        config.retries = c.retries
+        config.headers = c.headers
+        if let ua = c.userAgent { config.userAgent = ua }
+        config.insecure = c.insecure
+
+        var options = WarmOptions()
+        options.refresh = c.refresh
+        options.retryFailed = c.retryFailed
+        options.validation.maxPixels = c.maxPixels
+        options.validation.strictFormats = c.strictFormats
+        options.validation.decode = !c.noValidate
+        options.dryRun = c.dryRun
+        options.budgetBytes = c.budget
+        options.pipelineDepth = max(64, c.concurrency * 4)
+
+        let engine: DownloadEngine = c.dryRun ? NoNetwork() : try Downloader(configuration: config)
+        let prefetcher = Prefetcher(plan: plan, cache: cache, state: state, engine: engine, options: options,
+                                    validate: ImageValidator.validate)
+        let mode = c.quiet ? .none : ProgressPrinter.Mode(rawValue: c.progress) ?? .auto
+        let progress = ProgressPrinter(mode: mode, ledger: prefetcher.ledger)
+        prefetcher.onFailure = { line in progress.printLine("imgwarm: " + line) }
+        if c.verbose && !c.quiet {
+            prefetcher.onEntry = { index, r in
+                var line = "\(r.outcome.name) \(Redaction.url(plan.url(index)))"
+                if let e = r.error.name { line += " (\(e))" }
+                progress.printLine(line)
+            }
+        }
+
+        let signals = SignalWatcher { signal in
+            prefetcher.interrupt()
+            engine.cancelAll()
+            _ = signal
+        }
+        progress.start()
+        prefetcher.run()
+        progress.stop()
+        engine.shutdown()
+        signals.stop()
+
+        let report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
+        let snap = prefetcher.ledger.snapshot()
+        let succeeded = prefetcher.fatalError == nil && signals.received == nil && plan.uniqueCount > 0
+            && snap[.failed] <= c.maxFailures
+        var writeFailed = false
+        func write(_ path: String?, _ body: (String) throws -> Void) {
+            guard let path else { return }
+            do { try body(path) } catch {
+                printError("\(error)")
+                writeFailed = true
+            }
+        }
+        write(c.report) { try report.writeJSON(to: $0) }
+        write(c.junit) { try report.writeJUnit(to: $0) }
+        if !c.dryRun { write(c.metrics) { try report.writePrometheus(to: $0, succeeded: succeeded) } }
+        if !c.quiet {
+            print(ProgressPrinter.summary(snap, dryRun: c.dryRun))
+        }
+        if c.dryRun {
+            // Dry runs list what they would fetch.
+            if c.verbose { report.forEachRow { row in print("\(row.outcome) \(row.url ?? row.source)") } }
+        }
+
+        if let fatal = prefetcher.fatalError {
+            printError(fatal.isDiskFull ? "\(fatal.path): disk full; stopped (files already written are intact)" : fatal.description)
+            return ExitStatus.cacheUnusable
+        }
+        if let sig = signals.received {
+            printError("interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(snap.done) of \(snap.total) entries done")
+            return 128 + sig
+        }
+        if plan.uniqueCount == 0 {
+            printError(plan.problems.isEmpty ? "no entries in the manifests" : "no usable entries in the manifests")
+            return ExitStatus.usage
+        }
+        if snap[.failed] > c.maxFailures || writeFailed {
+            return ExitStatus.entriesFailed
+        }
+        return ExitStatus.success
+    }
+}
+
+/// The engine of a dry run: never asked for anything.
+final class NoNetwork: DownloadEngine {
+    func enqueue(_ request: DownloadRequest, completion: @escaping @Sendable (DownloadResult) -> Void) {
+        completion(.failure(DownloadFailure(errorClass: .cancelled, status: nil, message: "dry run", isTransient: true, attempts: 0, elapsed: 0)))
+    }
+    var outstandingCount: Int { 0 }
+    func cancelAll() {}
+    func waitUntilIdle() {}
+    func shutdown() {}
+}
+
+/// SIGINT/SIGTERM: the first one stops the run cleanly (reports are still
+/// written); a second one exits at once.
+final class SignalWatcher: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    private let lock = NSLock()
+    private var _received: Int32?
+    var received: Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        return _received
+    }
+
+    init(onSignal: @escaping @Sendable (Int32) -> Void) {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: DispatchQueue.global())
+            source.setEventHandler { [weak self] in
+                guard let self else { return }
+                self.lock.lock()
+                let first = self._received == nil
+                if first { self._received = sig }
+                self.lock.unlock()
+                if first {
+                    onSignal(sig)
+                } else {
+                    Glibc.exit(128 + sig)
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func stop() {
+        for s in sources { s.cancel() }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import ImgWarmKit
+
+func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
+    let path = NSTemporaryDirectory() + "\(name)-\(UUID().uuidString)"
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+@Suite struct DiskCacheTests {
+    @Test func storeWritesUnderTheSDWebImageNameAndLookupFindsIt() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir + "/nested/cache")
+        try cache.prepare()
+        let key = "https://example.com/images/photo.jpg"
+        let path = try cache.store([1, 2, 3], for: CacheFileName(key: key))
+        #expect(path == dir + "/nested/cache/b46ca04023feeac3addabe8e574e2211.jpg")
+        #expect(cache.existingPath(forKey: key) == path)
+        #expect(FileManager.default.contents(atPath: path) == Data([1, 2, 3]))
+        // Nothing is left in the temp folder.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
+    }
+
+    @Test func lookupFallsBackToTheBareMD5() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        let key = "https://example.com/images/photo.jpg"
+        FileManager.default.createFile(atPath: dir + "/b46ca04023feeac3addabe8e574e2211", contents: Data([9]))
+        #expect(cache.existingPath(forKey: key) == dir + "/b46ca04023feeac3addabe8e574e2211")
+        #expect(cache.existingPath(forKey: "https://example.com/other.jpg") == nil)
+    }
+
+    @Test func readersNeverSeeAPartialFile() throws {
+        // A reader polling the final name while large files are replaced
+        // sees either nothing, the old bytes or the new bytes: never a mix.
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        let name = CacheFileName(key: "https://example.com/big.png")
+        let a = [UInt8](repeating: 0xAA, count: 4 << 20)
+        let b = [UInt8](repeating: 0xBB, count: 4 << 20)
+        let final = dir + "/" + name.storedName
+        let done = ManagedAtomicFlag()
+        let reader = Thread {
+            while !done.value {
+                if let data = FileManager.default.contents(atPath: final) {
+                    let ok = data.count == a.count && (data.allSatisfy { $0 == 0xAA } || data.allSatisfy { $0 == 0xBB })
+                    if !ok { done.failures += 1 }
+                    done.reads += 1
+                }
+            }
+        }
+        reader.start()
+        for i in 0..<20 { try cache.store(i % 2 == 0 ? a : b, for: name) }
+        done.value = true
+        while !reader.isFinished { usleep(1000) }
+        #expect(done.failures == 0)
+        #expect(done.reads > 0)
+    }
+
+    @Test func staleTempFilesOfDeadRunsAreCleanedAndLiveOnesKept() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        // pid 2^22+1 is above the kernel's pid_max default: never alive.
+        let dead = cache.tempDirectory + "/4194305-1.tmp"
+        let live = cache.tempDirectory + "/1-7.tmp"  // init is always alive
+        let mine = cache.tempDirectory + "/\(getpid())-99.tmp"
+        for p in [dead, live, mine] { FileManager.default.createFile(atPath: p, contents: Data([1])) }
+        #expect(cache.staleTempFiles() == [dead])
+        #expect(cache.cleanStaleTempFiles() == 1)
+        #expect(!FileManager.default.fileExists(atPath: dead))
+        #expect(FileManager.default.fileExists(atPath: live))
+        #expect(FileManager.default.fileExists(atPath: mine))
+    }
+
+    @Test func defaultDirectoryFollowsEnvironment() {
+        #expect(DiskCache.defaultDirectory(environment: ["HOME": "/home/u"]) == "/home/u/.cache/com.hackemist.SDImageCache/default")
+        #expect(DiskCache.defaultDirectory(environment: ["HOME": "/home/u", "XDG_CACHE_HOME": "/x"]) == "/x/com.hackemist.SDImageCache/default")
+        #expect(DiskCache.defaultDirectory(environment: ["HOME": "/home/u", "IMGWARM_CACHE": "/c"]) == "/c")
+    }
+
+    @Test func statsCountEntriesAndSkipHiddenFiles() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        try cache.store([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 96), for: CacheFileName(key: "https://e.com/a.jpg"))
+        try cache.store([0x89] + Array("PNG\r\n\u{1A}\n".utf8) + [0, 0], for: CacheFileName(key: "https://e.com/b.png"))
+        try cache.store(Array("<html></html>".utf8), for: CacheFileName(key: "https://e.com/c"))
+        FileManager.default.createFile(atPath: dir + "/.DS_Store", contents: Data(count: 5000))
+        FileManager.default.createFile(atPath: cache.stateDirectory + "/junk", contents: Data(count: 5000))
+        let stats = try CacheStatistics.collect(cache)
+        #expect(stats.files == 3)
+        #expect(stats.bytes == 100 + 10 + 13)
+        #expect(stats.formats == ["jpeg": 1, "png": 1, "unknown": 1])
+    }
+
+    @Test func clearRemovesEntriesAndKeepsStateUnlessAll() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        try cache.store([1, 2], for: CacheFileName(key: "https://e.com/a.jpg"))
+        FileManager.default.createFile(atPath: dir + "/.keep", contents: Data([1]))
+        let r = try CacheMaintenance.clear(cache, includingState: false)
+        #expect(r.files == 1)
+        #expect(FileManager.default.fileExists(atPath: cache.stateDirectory))
+        #expect(FileManager.default.fileExists(atPath: dir + "/.keep"))
+        _ = try CacheMaintenance.clear(cache, includingState: true)
+        #expect(!FileManager.default.fileExists(atPath: cache.stateDirectory))
+    }
+}
+
+/// Shared between a test and its reader thread.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _value = false
+    var value: Bool {
+        get { lock.lock(); defer { lock.unlock() }; return _value }
+        set { lock.lock(); _value = newValue; lock.unlock() }
+    }
+    var failures = 0
+    var reads = 0
+}
