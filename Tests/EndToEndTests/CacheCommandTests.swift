@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+func makeTempDirectory(_ name: String = "imgwarm-e2e") -> String {
+    let path = NSTemporaryDirectory() + "\(name)-\(UUID().uuidString)"
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+@Suite struct CacheCommandTests {
+    @Test func versionAndHelp() throws {
+        let v = try BinaryRunner.run(["--version"])
+        #expect(v.status == 0)
+        #expect(v.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+        let h = try BinaryRunner.run(["help", "warm"])
+        #expect(h.status == 0)
+        #expect(h.stdout.contains("--concurrency"))
+        #expect(h.stdout.contains("--max-failures"))
+    }
+
+    @Test func cachePathPrintsTheSDWebImageName() throws {
+        let r = try BinaryRunner.run(["cache", "path", "https://example.com/images/photo.jpg", "--cache", "/tmp/c"])
+        #expect(r.stdout == "/tmp/c/b46ca04023feeac3addabe8e574e2211.jpg\n")
+        #expect(r.status == 1)  // it does not exist
+
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The bare-MD5 fallback is found too, and all-exist exits 0.
+        FileManager.default.createFile(atPath: dir + "/b46ca04023feeac3addabe8e574e2211", contents: Data([1]))
+        let r2 = try BinaryRunner.run(["cache", "path", "https://example.com/images/photo.jpg"], environment: ["IMGWARM_CACHE": dir])
+        #expect(r2.stdout == dir + "/b46ca04023feeac3addabe8e574e2211\n")
+        #expect(r2.status == 0)
+    }
+
+    @Test func statsJSONCountsEntriesAndIgnoresHiddenFiles() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 1996)
+        FileManager.default.createFile(atPath: dir + "/b46ca04023feeac3addabe8e574e2211.jpg", contents: Data(jpeg))
+        FileManager.default.createFile(atPath: dir + "/aef7184dae84372263ed9aa2e8a91439", contents: Data("GIF89a....".utf8))
+        FileManager.default.createFile(atPath: dir + "/.hidden", contents: Data(count: 9999))
+        try FileManager.default.createDirectory(atPath: dir + "/.imgwarm/tmp", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: dir + "/.imgwarm/tmp/1-1.tmp", contents: Data(count: 9999))
+        let r = try BinaryRunner.run(["cache", "stats", "--json", "--cache", dir])
+        #expect(r.status == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        #expect(json["files"] as? Int == 2)
+        #expect(json["bytes"] as? Int == 2010)
+        #expect((json["allocated_bytes"] as? Int ?? 0) >= 2010)
+        #expect(json["formats"] as? [String: Int] == ["jpeg": 1, "gif": 1])
+        #expect(json["failed_urls"] as? Int == 0)
+    }
+
+    @Test func clearRemovesEntries() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        FileManager.default.createFile(atPath: dir + "/aef7184dae84372263ed9aa2e8a91439", contents: Data([1]))
+        let r = try BinaryRunner.run(["cache", "clear", "--cache", dir])
+        #expect(r.status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
+    }
+
+    @Test func usageErrorsExit2WithOneLine() throws {
+        let bad = try BinaryRunner.run(["warm", "m.txt", "--max-bytes", "5X"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("5X"))
+        let none = try BinaryRunner.run(["warm"])
+        #expect(none.status == 2)
+        let missing = try BinaryRunner.run(["warm", "/nonexistent/manifest.txt", "--cache", makeTempDirectory()])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("/nonexistent/manifest.txt"))
+        #expect(missing.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func unusableCacheExits3() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A file where the cache folder should be.
+        FileManager.default.createFile(atPath: dir + "/file", contents: Data([1]))
+        let manifest = dir + "/m.txt"
+        FileManager.default.createFile(atPath: manifest, contents: Data("https://127.0.0.1:1/a.jpg\n".utf8))
+        let r = try BinaryRunner.run(["warm", manifest, "--cache", dir + "/file/cache"])
+        #expect(r.status == 3)
+        #expect(r.stderr.contains(dir + "/file"))
+    }
+}
