@@ -1,0 +1,284 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A loopback server, a cache folder and helpers for one end-to-end test.
+final class WarmFixture {
+    let server: TestHTTPServer
+    let dir: String
+    var cache: String { dir + "/cache" }
+    /// path on the server → bytes it serves.
+    var served: [String: [UInt8]] = [:]
+
+    init() throws {
+        server = try TestHTTPServer.start()
+        dir = makeTempDirectory()
+    }
+
+    deinit {
+        server.shutdown()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    /// Serves `count` distinct valid PNGs at /img/N.png and returns their URLs.
+    func servePNGs(_ count: Int, prefix: String = "/img", etag: Bool = false) -> [String] {
+        (0..<count).map { i in
+            let path = "\(prefix)/\(i).png"
+            let bytes = TinyPNG.make(width: 4 + i % 13, height: 3 + i % 7, seed: i)
+            server.setFile(path, bytes: bytes, contentType: "image/png", etag: etag ? "\"v\(i)\"" : nil)
+            served[path] = bytes
+            return server.url(path)
+        }
+    }
+
+    func writeManifest(_ lines: [String], name: String = "manifest.txt") -> String {
+        let path = dir + "/" + name
+        FileManager.default.createFile(atPath: path, contents: Data((lines.joined(separator: "\n") + "\n").utf8))
+        return path
+    }
+
+    func warm(_ args: [String], environment: [String: String] = [:]) throws -> BinaryRunner.Result {
+        try BinaryRunner.run(["warm"] + args + ["--cache", cache, "--progress", "none"], environment: environment)
+    }
+
+    /// The cache path `imgwarm cache path` gives for a key.
+    func cachePath(_ key: String) throws -> String {
+        try BinaryRunner.run(["cache", "path", key, "--cache", cache]).stdout.trimmingCharacters(in: .newlines)
+    }
+
+    func report(_ path: String) throws -> (entries: [[String: Any]], totals: [String: Any]) {
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+        return (json["entries"] as! [[String: Any]], json["totals"] as! [String: Any])
+    }
+
+    /// Cache entries (hidden state excluded).
+    func cacheFiles() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+}
+
+@Suite(.serialized) struct WarmTests {
+    @Test func warmsHundredsOfImagesByteForByteThenMakesNoRequest() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(300)
+        let manifest = f.writeManifest(urls)
+        let report = f.dir + "/report.json"
+        let first = try f.warm([manifest, "-j", "8", "--report", report])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(f.server.totalRequests == 300)
+        for (i, url) in urls.enumerated() {
+            let path = try f.cachePath(url)
+            #expect(path.hasSuffix(".png"))
+            let data = FileManager.default.contents(atPath: path)
+            #expect(data.map([UInt8].init) == f.served["/img/\(i).png"], "\(url)")
+        }
+        #expect(f.cacheFiles().count == 300)
+        let (entries, totals) = try f.report(report)
+        #expect(entries.count == 300)
+        #expect(totals["downloaded"] as? Int == 300)
+        #expect(totals["entries"] as? Int == 300)
+        #expect(totals["bytes"] as? Int == f.served.values.map(\.count).reduce(0, +))
+        let e0 = entries[0]
+        #expect(e0["outcome"] as? String == "downloaded")
+        #expect(e0["format"] as? String == "png")
+        #expect(e0["width"] as? Int == 4)
+        #expect(e0["height"] as? Int == 3)
+        #expect(e0["status"] as? Int == 200)
+        #expect(e0["attempts"] as? Int == 1)
+        #expect(e0["file"] as? String == (try f.cachePath(urls[0])))
+
+        let second = try f.warm([manifest, "--report", report])
+        #expect(second.status == 0)
+        #expect(f.server.totalRequests == 300)  // zero new requests
+        #expect(try f.report(report).totals["cached"] as? Int == 300)
+        #expect(second.stdout.contains("300 cached"))
+    }
+
+    @Test func brokenImageFailsIsBlockedNextRunAndRetriedOnRequest() throws {
+        let f = try WarmFixture()
+        let good = f.servePNGs(3)
+        var broken = TinyPNG.make(seed: 99)
+        broken.removeLast(20)  // truncated: IEND and part of IDAT missing
+        f.server.setFile("/broken.png", bytes: broken, contentType: "image/png")
+        let html = Array("<!doctype html><html><body>gone</body></html>".utf8)
+        f.server.setFile("/page.jpg", bytes: html, contentType: "image/jpeg")
+        let manifest = f.writeManifest(good + [f.server.url("/broken.png"), f.server.url("/page.jpg")])
+        let report = f.dir + "/r.json"
+
+        let first = try f.warm([manifest, "--report", report])
+        #expect(first.status == 1)
+        #expect(first.stderr.contains(f.server.url("/broken.png")))
+        let entries = try f.report(report).entries
+        let failed = entries.filter { $0["outcome"] as? String == "failed" }
+        #expect(failed.count == 2)
+        #expect(failed.allSatisfy { $0["error"] as? String == "bad-image" })
+        #expect(failed.allSatisfy { $0["file"] is NSNull })
+        #expect(f.cacheFiles().count == 3)  // nothing of the broken ones stored
+
+        let second = try f.warm([manifest, "--report", report])
+        #expect(second.status == 0)  // blocked is not a failure
+        #expect(f.server.requestCount(path: "/broken.png") == 1)
+        let blocked = try f.report(report).entries.filter { $0["outcome"] as? String == "blocked" }
+        #expect(blocked.count == 2)
+
+        let failedList = try BinaryRunner.run(["cache", "stats", "--json", "--cache", f.cache])
+        #expect(failedList.stdout.contains("\"failed_urls\" : 2"))
+
+        // Fixed on the server, fetched again with --retry-failed.
+        f.server.setFile("/broken.png", bytes: TinyPNG.make(seed: 99), contentType: "image/png")
+        let third = try f.warm([manifest, "--retry-failed", "--max-failures", "1", "--report", report])
+        #expect(third.status == 0)
+        #expect(f.server.requestCount(path: "/broken.png") == 2)
+        #expect(f.cacheFiles().count == 4)
+        // The success removed it from the failed list; the HTML page stays.
+        let stats = try BinaryRunner.run(["cache", "stats", "--json", "--cache", f.cache])
+        #expect(stats.stdout.contains("\"failed_urls\" : 1"))
+    }
+
+    @Test func refreshRevalidatesWith304AndKeepsFiles() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(10, etag: true)
+        let manifest = f.writeManifest(urls)
+        #expect(try f.warm([manifest]).status == 0)
+        let path = try f.cachePath(urls[0])
+        // Age the file so the renewal is visible.
+        var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
+        utimensat(AT_FDCWD, path, &times, 0)
+        let report = f.dir + "/r.json"
+        let r = try f.warm([manifest, "--refresh", "--report", report])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(f.server.totalRequests == 20)
+        let totals = try f.report(report).totals
+        #expect(totals["revalidated"] as? Int == 10)
+        let attrs = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attrs[.modificationDate] as! Date).timeIntervalSince1970 > 1_000_000_000)
+        #expect(FileManager.default.contents(atPath: path).map([UInt8].init) == f.served["/img/0.png"])
+
+        // A changed image (new ETag) answers 200 and replaces the file.
+        let replacement = TinyPNG.make(width: 9, height: 9, seed: 1234)
+        f.server.setFile("/img/0.png", bytes: replacement, contentType: "image/png", etag: "\"v-new\"")
+        let r2 = try f.warm([manifest, "--refresh", "--report", report])
+        #expect(r2.status == 0)
+        #expect(try f.report(report).totals["downloaded"] as? Int == 1)
+        #expect(FileManager.default.contents(atPath: path).map([UInt8].init) == replacement)
+    }
+
+    @Test func killMinus9LeavesNoPartialFileAndTheNextRunFinishes() throws {
+        let f = try WarmFixture()
+        // Slow, large-ish bodies so the kill lands mid-transfer.
+        var urls: [String] = []
+        for i in 0..<40 {
+            let bytes = TinyPNG.make(width: 200, height: 100 + i, seed: i)
+            f.server.setFile("/big/\(i).png", bytes: bytes, contentType: "image/png")
+            f.served["/big/\(i).png"] = bytes
+            urls.append(f.server.url("/slow/150/big/\(i).png"))
+        }
+        let manifest = f.writeManifest(urls)
+        let running = try BinaryRunner.start(["warm", manifest, "--cache", f.cache, "-j", "4", "--progress", "none"])
+        usleep(900_000)
+        running.signal(SIGKILL)
+        let killed = running.wait(timeout: 30)
+        #expect(killed.signalled)
+        let partial = f.cacheFiles()
+        #expect(partial.count < 40)
+        // Every file under a cache name is whole.
+        for (i, url) in urls.enumerated() {
+            let path = try f.cachePath(url)
+            if let data = FileManager.default.contents(atPath: path) {
+                #expect([UInt8](data) == f.served["/big/\(i).png"])
+            }
+        }
+        let again = try f.warm([manifest, "-j", "8"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(f.cacheFiles().count == 40)
+        for (i, url) in urls.enumerated() {
+            #expect(FileManager.default.contents(atPath: try f.cachePath(url)).map([UInt8].init) == f.served["/big/\(i).png"])
+        }
+        // The killed run's temp files were cleaned.
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: f.cache + "/.imgwarm/tmp")) ?? []).isEmpty)
+    }
+
+    @Test func sigintStopsCleanlyWritesTheReportAndExitsNonZero() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(30).map { $0.replacingOccurrences(of: "/img/", with: "/slow/300/img/") }
+        let manifest = f.writeManifest(urls)
+        let report = f.dir + "/r.json"
+        let running = try BinaryRunner.start(["warm", manifest, "--cache", f.cache, "-j", "2", "--progress", "none", "--report", report])
+        usleep(800_000)
+        running.signal(SIGINT)
+        let r = running.wait(timeout: 30)
+        #expect(r.status == 130)
+        #expect(r.stderr.contains("interrupted"))
+        let (entries, totals) = try f.report(report)
+        #expect(entries.count == 30)
+        #expect((totals["skipped"] as? Int ?? 0) > 0)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: f.cache + "/.imgwarm/tmp")) ?? []).isEmpty)
+    }
+
+    @Test func badManifestLinesAreReportedWithFileAndLineAndTheRestRuns() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(2)
+        let manifest = f.writeManifest([
+            "# comment", urls[0], "ftp://example.com/a.png", "https://user:hunter2@127.0.0.1:1/x.png priority=urgent", urls[1],
+        ])
+        let report = f.dir + "/r.json"
+        let r = try f.warm([manifest, "--report", report])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(manifest):3: unsupported scheme 'ftp'"))
+        #expect(r.stderr.contains("\(manifest):4: priority must be"))
+        #expect(!r.stderr.contains("hunter2"))
+        #expect(f.cacheFiles().count == 2)
+        let (entries, totals) = try f.report(report)
+        #expect(entries.count == 4)
+        #expect(totals["failed"] as? Int == 2)
+        #expect(entries.map { $0["source"] as? String } == ["\(manifest):2", "\(manifest):3", "\(manifest):4", "\(manifest):5"])
+        let reportText = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(!reportText.contains("hunter2"))
+        // With the failures allowed, the run succeeds.
+        #expect(try f.warm([manifest, "--max-failures", "2"]).status == 0)
+    }
+
+    @Test func stdinManifestAndJSONLinesAndDuplicates() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(3)
+        let input = """
+        {"url": "\(urls[0])", "priority": "low"}
+        \(urls[1]) key=my-custom-key
+        \(urls[0]) priority=high
+        \(urls[2])
+
+        """
+        let report = f.dir + "/r.json"
+        let r = try BinaryRunner.run(["warm", "-", "--cache", f.cache, "--progress", "none", "--report", report], stdin: input)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(f.server.requestCount(path: "/img/0.png") == 1)
+        let entries = try f.report(report).entries
+        #expect(entries.map { $0["outcome"] as? String } == ["duplicate", "downloaded", "downloaded", "downloaded"])
+        #expect(entries[0]["source"] as? String == "<stdin>:1")
+        #expect(FileManager.default.fileExists(atPath: try f.cachePath("my-custom-key")))
+    }
+
+    @Test func httpErrorsAreClassified() throws {
+        let f = try WarmFixture()
+        let manifest = f.writeManifest([
+            f.server.url("/status/404"), f.server.url("/status/503"), f.server.url("/huge/5000000"), f.server.url("/html"),
+        ])
+        let report = f.dir + "/r.json"
+        let r = try f.warm([manifest, "--report", report, "--retries", "1", "--max-bytes", "1MiB"])
+        #expect(r.status == 1)
+        let byURL = Dictionary(uniqueKeysWithValues: try f.report(report).entries.map { ($0["url"] as! String, $0) })
+        #expect(byURL[f.server.url("/status/404")]?["error"] as? String == "http-status")
+        #expect(byURL[f.server.url("/status/404")]?["status"] as? Int == 404)
+        #expect(byURL[f.server.url("/status/503")]?["error"] as? String == "http-status")
+        #expect(byURL[f.server.url("/status/503")]?["attempts"] as? Int == 2)
+        #expect(byURL[f.server.url("/huge/5000000")]?["error"] as? String == "too-large")
+        #expect(byURL[f.server.url("/html")]?["error"] as? String == "bad-image")
+        #expect(f.cacheFiles().isEmpty)
+        // The 503 is transient: not blocked next time; the 404 is.
+        let again = try f.warm([manifest, "--report", report, "--retries", "0", "--max-bytes", "1MiB"])
+        #expect(again.status == 1)
+        let next = Dictionary(uniqueKeysWithValues: try f.report(report).entries.map { ($0["url"] as! String, $0) })
+        #expect(next[f.server.url("/status/404")]?["outcome"] as? String == "blocked")
+        #expect(next[f.server.url("/status/503")]?["outcome"] as? String == "failed")
+    }
+}
