@@ -22,4 +22,21 @@ static inline CURLcode imgwarm_easy_getinfo_str(CURL *h, CURLINFO i, char **v) {
 static inline CURLcode imgwarm_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 
 static inline CURLMcode imgwarm_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+
+/* CURL_GLOBAL_ALL is a macro expression; call it from C so Swift needs no
+ * copy of its value. */
+static inline CURLcode imgwarm_global_init(void) { return curl_global_init(CURL_GLOBAL_ALL); }
+
+/* The value of response header `name` of the last request of a transfer
+ * (after redirects), or NULL. The pointer lives until the next transfer on
+ * the handle; copy it at once. */
+static inline const char *imgwarm_easy_header_value(CURL *h, const char *name) {
+    struct curl_header *header = NULL;
+    if (curl_easy_header(h, name, 0, CURLH_HEADER, -1, &header) == CURLHE_OK && header != NULL)
+        return header->value;
+    return NULL;
+}
+
+/* CURLMsg.data is a union; read its result member here. */
+static inline CURLcode imgwarm_msg_result(const CURLMsg *m) { return m->data.result; }
 #endif

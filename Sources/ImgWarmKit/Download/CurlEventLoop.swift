@@ -1,0 +1,238 @@
+import CCurl
+import Foundation
+
+/// The engine thread: one curl multi handle driven by curl_multi_poll and
+/// curl_multi_perform. It owns every scheduling structure (jobs, queue, retry
+/// timers, transfers), so none of them needs a lock; other threads reach it
+/// only through the mailbox. Completions run here, outside any lock.
+final class CurlEventLoop: @unchecked Sendable {
+    let mailbox: EngineMailbox
+    private let config: DownloaderConfiguration
+    private let multi: UnsafeMutableRawPointer
+    private var jobs = JobTable()
+    private var queue: RequestQueue
+    private var retries = RetryTimers()
+    private let policy: RetryPolicy
+    private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private let pool = EasyHandlePool()
+    private var cancelled = false
+    private var arrivals: UInt64 = 0
+    private var thread: Thread?
+    private let running = DispatchGroup()
+    /// Longest sleep in curl_multi_poll when nothing is due; wakeups and
+    /// socket activity end it earlier.
+    private static let idlePollMilliseconds: UInt64 = 1000
+
+    init(configuration: DownloaderConfiguration) throws {
+        guard let multi = curl_multi_init() else {
+            throw DownloaderError(description: "libcurl could not create a multi handle")
+        }
+        self.multi = multi
+        config = configuration
+        queue = RequestQueue(concurrency: configuration.concurrency, perHost: configuration.perHost, order: configuration.order)
+        policy = RetryPolicy(configuration: configuration)
+        mailbox = EngineMailbox(multi: multi)
+        imgwarm_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        // Our scheduler bounds transfers; these bound sockets the same way.
+        imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.concurrency)
+        if let perHost = configuration.perHost {
+            imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
+        }
+    }
+
+    func start() {
+        running.enter()
+        let thread = Thread { [self] in
+            run()
+            running.leave()
+        }
+        thread.name = "imgwarm.download"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Waits for the thread to end (returns at once when called from it).
+    func join() {
+        if let thread, Thread.current === thread { return }
+        running.wait()
+    }
+
+    // MARK: the loop
+
+    private func run() {
+        while true {
+            let commands = mailbox.take()
+            if commands.cancel || commands.shutdown, !cancelled {
+                cancelled = true
+                cancelEverything()
+            }
+            for pending in commands.requests { accept(pending) }
+            if commands.shutdown { break }
+
+            for job in retries.popDue(now: Self.now()) { queue.push(job) }
+            startTransfers()
+            var stillRunning: Int32 = 0
+            curl_multi_perform(multi, &stillRunning)
+            collectFinished()
+            // Slots freed above: start the next transfers before sleeping
+            // (curl then returns from poll at once to drive them).
+            startTransfers()
+            curl_multi_poll(multi, nil, 0, pollTimeout(), nil)
+        }
+        tearDown()
+    }
+
+    private func accept(_ pending: EngineMailbox.Pending) {
+        if cancelled {
+            return deliver([pending.completion], .failure(Self.cancelledFailure(attempts: 0, elapsed: 0)))
+        }
+        arrivals += 1
+        let key = DownloadJob.coalescingKey(pending.request)
+        if let job = jobs[key] {
+            job.callers.append(pending.completion)
+            queue.raise(job, to: pending.request.priority, arrival: arrivals)
+            return
+        }
+        let job = DownloadJob(key: key, request: pending.request, arrival: arrivals)
+        job.callers.append(pending.completion)
+        jobs.insert(job)
+        queue.push(job)
+    }
+
+    private func startTransfers() {
+        while let job = queue.popStartable() {
+            guard let handle = pool.take() else {
+                queue.transferEnded(job)
+                finish(job, .failure(failure(job, AttemptFailure(
+                    errorClass: .network, status: nil, message: "libcurl could not create a handle",
+                    isTransient: false))))
+                continue
+            }
+            job.attempts += 1
+            if job.firstStart == nil { job.firstStart = Self.now() }
+            let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes)
+            transfer.configure(config)
+            let added = curl_multi_add_handle(multi, handle)
+            guard added == CURLM_OK else {
+                pool.give(handle)
+                queue.transferEnded(job)
+                finish(job, .failure(failure(job, AttemptFailure(
+                    errorClass: .network, status: nil,
+                    message: "libcurl refused the transfer: \(String(cString: curl_multi_strerror(added)))",
+                    isTransient: false))))
+                continue
+            }
+            transfers[handle] = transfer
+        }
+    }
+
+    private func collectFinished() {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            // The message dies with curl_multi_remove_handle: copy it first.
+            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+            let code = imgwarm_msg_result(message)
+            guard let transfer = transfers.removeValue(forKey: handle) else { continue }
+            let outcome = transfer.finish(code: code)
+            curl_multi_remove_handle(multi, handle)
+            pool.give(handle)
+            queue.transferEnded(transfer.job)
+            resolve(transfer.job, outcome)
+        }
+    }
+
+    /// Completes the job, or schedules its next attempt.
+    private func resolve(_ job: DownloadJob, _ outcome: AttemptOutcome) {
+        switch outcome {
+        case .success(var response):
+            response.attempts = job.attempts
+            response.elapsed = elapsed(job)
+            finish(job, .success(response))
+        case .notModified(var response):
+            response.attempts = job.attempts
+            response.elapsed = elapsed(job)
+            finish(job, .notModified(response))
+        case .failure(let attempt):
+            if attempt.isTransient, attempt.errorClass != .cancelled, policy.allowsRetry(afterAttempts: job.attempts) {
+                let delay = policy.delay(afterAttempt: job.attempts, retryAfter: attempt.retryAfter)
+                retries.schedule(job, due: Self.now() + UInt64(delay * 1e9))
+            } else {
+                finish(job, .failure(failure(job, attempt)))
+            }
+        }
+    }
+
+    private func failure(_ job: DownloadJob, _ attempt: AttemptFailure) -> DownloadFailure {
+        DownloadFailure(errorClass: attempt.errorClass, status: attempt.status, message: attempt.message,
+                        isTransient: attempt.isTransient, attempts: job.attempts, elapsed: elapsed(job))
+    }
+
+    private func finish(_ job: DownloadJob, _ result: DownloadResult) {
+        jobs.remove(job)
+        let callers = job.callers
+        job.callers = []
+        deliver(callers, result)
+    }
+
+    private func deliver(_ callers: [DownloadJob.Completion], _ result: DownloadResult) {
+        for completion in callers {
+            completion(result)
+            mailbox.completed()
+        }
+    }
+
+    /// Aborts transfers in flight, forgets queued and waiting jobs, and
+    /// completes every caller with `.cancelled`.
+    private func cancelEverything() {
+        for (handle, transfer) in transfers {
+            curl_multi_remove_handle(multi, handle)
+            pool.give(handle)
+            _ = transfer
+        }
+        transfers = [:]
+        queue.removeAll()
+        retries.removeAll()
+        for job in jobs.removeAll() {
+            let callers = job.callers
+            job.callers = []
+            deliver(callers, .failure(Self.cancelledFailure(attempts: job.attempts, elapsed: elapsed(job))))
+        }
+    }
+
+    private func tearDown() {
+        mailbox.detachMulti()
+        for handle in transfers.keys {
+            curl_multi_remove_handle(multi, handle)
+            curl_easy_cleanup(handle)
+        }
+        transfers = [:]
+        pool.destroyAll()
+        curl_multi_cleanup(multi)
+    }
+
+    // MARK: time
+
+    /// Cancellation is never the URL's fault: transient, so callers never
+    /// put a cancelled URL on the failed-URL list.
+    static func cancelledFailure(attempts: Int, elapsed: Double) -> DownloadFailure {
+        DownloadFailure(errorClass: .cancelled, status: nil, message: "cancelled", isTransient: true,
+                        attempts: attempts, elapsed: elapsed)
+    }
+
+    private func pollTimeout() -> Int32 {
+        var ms = Self.idlePollMilliseconds
+        if let due = retries.nextDue {
+            let now = Self.now()
+            // Round up so we never wake just before the retry is due.
+            ms = min(ms, due > now ? (due - now + 999_999) / 1_000_000 : 0)
+        }
+        return Int32(ms)
+    }
+
+    private func elapsed(_ job: DownloadJob) -> Double {
+        guard let start = job.firstStart else { return 0 }
+        return Double(Self.now() - start) / 1e9
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}

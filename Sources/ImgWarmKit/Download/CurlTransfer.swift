@@ -1,0 +1,179 @@
+import CCurl
+import Foundation
+
+/// One attempt on one easy handle: sets the handle up for the job, collects
+/// the body within the size limit, and reads the result when curl is done.
+/// Lives on the engine thread; the event loop keeps it alive while the handle
+/// is in the multi handle (curl holds only an unretained pointer to it).
+final class CurlTransfer {
+    let job: DownloadJob
+    let handle: UnsafeMutableRawPointer
+    private let maxBodyBytes: Int
+    /// Error pages are not kept; one larger than this is cut off (its status
+    /// is all we need, and a huge one would only delay the retry).
+    private static let errorBodyLimit = 64 << 10
+
+    private var body: [UInt8] = []
+    private var received = 0
+    private var statusChecked = false
+    private var keepBody = false
+    private(set) var bodyLimitHit = false
+    private(set) var errorBodyDropped = false
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init(job: DownloadJob, handle: UnsafeMutableRawPointer, maxBodyBytes: Int) {
+        self.job = job
+        self.handle = handle
+        self.maxBodyBytes = maxBodyBytes
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    /// Sets every option of the attempt on a freshly reset handle.
+    func configure(_ config: DownloaderConfiguration) {
+        let h = handle
+        imgwarm_easy_setopt_str(h, CURLOPT_URL, job.url)
+        // Signals are unusable for DNS timeouts in a threaded program.
+        imgwarm_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        imgwarm_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
+        imgwarm_easy_setopt_long(h, CURLOPT_MAXREDIRS, 10)
+        // Nothing but http(s), also after a redirect (no file://, ftp://...).
+        imgwarm_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https")
+        imgwarm_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        // "" = every encoding this libcurl decodes (gzip, br, zstd).
+        imgwarm_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")
+        imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(config.timeout))
+        imgwarm_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(config.connectTimeout))
+        imgwarm_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        // Wait for a connection that can multiplex rather than open another.
+        imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, config.insecure ? 0 : 1)
+        imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, config.insecure ? 0 : 2)
+        imgwarm_easy_setopt_str(h, CURLOPT_USERAGENT, config.userAgent)
+        // MAXFILESIZE 0 means "no limit" to curl; the write callback covers 0.
+        if maxBodyBytes > 0 {
+            imgwarm_easy_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodyBytes))
+        }
+        imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
+        imgwarm_easy_setopt_datacb(h, CURLOPT_WRITEFUNCTION, curlTransferWrite)
+        imgwarm_easy_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
+
+        headerList = Self.headerList(config: config, validators: job.validators)
+        imgwarm_easy_setopt_slist(h, CURLOPT_HTTPHEADER, headerList)
+    }
+
+    static func headerList(config: DownloaderConfiguration, validators: HTTPValidators?) -> UnsafeMutablePointer<curl_slist>? {
+        var lines: [String] = []
+        let names = Set(config.headers.map { $0.prefix { $0 != ":" }.trimmingCharacters(in: .whitespaces).lowercased() })
+        if !names.contains("accept") { lines.append("Accept: image/*,*/*;q=0.8") }
+        lines += config.headers
+        if let etag = validators?.etag { lines.append("If-None-Match: \(etag)") }
+        if let date = validators?.lastModified { lines.append("If-Modified-Since: \(date)") }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines {
+            // curl_slist_append copies the string; on failure keep the list.
+            if let next = curl_slist_append(list, line) { list = next }
+        }
+        return list
+    }
+
+    static func milliseconds(_ seconds: Double) -> Int {
+        Int(min(max(seconds * 1000, 1), Double(Int32.max)).rounded())
+    }
+
+    /// The write callback's work: bytes of the final response's body.
+    /// Returning less than `count` makes curl abort with CURLE_WRITE_ERROR.
+    func receive(_ data: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
+        if !statusChecked {
+            statusChecked = true
+            var status = 0
+            imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+            keepBody = (200..<300).contains(status)
+            var length: curl_off_t = -1
+            imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+            if keepBody, length > 0 { body.reserveCapacity(Int(min(curl_off_t(maxBodyBytes), length))) }
+        }
+        received += count
+        guard keepBody else {
+            if received > Self.errorBodyLimit {
+                errorBodyDropped = true
+                return 0
+            }
+            return count
+        }
+        if received > maxBodyBytes {
+            // Too large: stop now, and keep none of it.
+            bodyLimitHit = true
+            body = []
+            return 0
+        }
+        if count > 0, let data {
+            data.withMemoryRebound(to: UInt8.self, capacity: count) {
+                body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+            }
+        }
+        return count
+    }
+
+    /// Reads the attempt's result; call once, after curl reported it done and
+    /// before the handle is reset. Moves the body out of the transfer.
+    func finish(code: CURLcode) -> AttemptOutcome {
+        var status = 0
+        imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        let detailText = String(cString: errorBuffer)
+        let facts = AttemptClassifier.Facts(
+            code: code, status: status, bodyLimitHit: bodyLimitHit, errorBodyDropped: errorBodyDropped,
+            conditional: job.validators != nil, maxBodyBytes: maxBodyBytes,
+            detail: detailText.isEmpty ? String(cString: curl_easy_strerror(code)) : detailText)
+        let verdict = AttemptClassifier.verdict(facts)
+        switch verdict {
+        case .success, .notModified:
+            let response = DownloadResponse(
+                status: status,
+                body: verdict == .success ? takeBody() : [],
+                etag: header("ETag"),
+                lastModified: header("Last-Modified"),
+                contentType: stringInfo(CURLINFO_CONTENT_TYPE),
+                effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(URLText.redacted))
+            body = []
+            return verdict == .success ? .success(response) : .notModified(response)
+        case .failure(let errorClass, let transient):
+            body = []
+            return .failure(AttemptFailure(
+                errorClass: errorClass, status: status > 0 ? status : nil,
+                message: AttemptClassifier.message(facts, verdict: verdict),
+                isTransient: transient,
+                retryAfter: transient ? header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) } : nil))
+        }
+    }
+
+    private func takeBody() -> [UInt8] {
+        let b = body
+        body = []
+        return b
+    }
+
+    private func header(_ name: String) -> String? {
+        imgwarm_easy_header_value(handle, name).map { String(cString: $0) }
+    }
+
+    private func stringInfo(_ info: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard imgwarm_easy_getinfo_str(handle, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+}
+
+/// CURLOPT_WRITEFUNCTION: captures nothing, so it converts to a C function
+/// pointer; the transfer comes back through CURLOPT_WRITEDATA.
+private let curlTransferWrite: imgwarm_curl_data_cb = { data, size, count, context in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.receive(data, count: size * count)
+}

@@ -1,0 +1,92 @@
+import CCurl
+import Foundation
+
+/// Downloads over HTTP(S) with libcurl's multi interface: one engine thread,
+/// bounded concurrency (global and per host), priorities, coalescing of
+/// identical requests, retries of transient failures, strict size and
+/// protocol limits. See README "Download engine".
+public final class Downloader: @unchecked Sendable {
+    public let configuration: DownloaderConfiguration
+    private let loop: CurlEventLoop
+
+    public init(configuration: DownloaderConfiguration) throws {
+        try configuration.validate()
+        try CurlGlobal.initialize()
+        self.configuration = configuration
+        loop = try CurlEventLoop(configuration: configuration)
+        loop.start()
+    }
+
+    deinit { shutdown() }
+
+    /// Queues a request; `completion` runs exactly once, on the engine's
+    /// thread (callers hop off it quickly, and never block there waiting for
+    /// the engine). After `shutdown` it runs at once on the caller's thread
+    /// with `.cancelled`.
+    public func enqueue(_ request: DownloadRequest, completion: @escaping @Sendable (DownloadResult) -> Void) {
+        if !loop.mailbox.submit(.init(request: request, completion: completion)) {
+            completion(.failure(CurlEventLoop.cancelledFailure(attempts: 0, elapsed: 0)))
+        }
+    }
+
+    /// Requests queued + waiting for a retry + in flight (callers use it for
+    /// backpressure). Each `enqueue` counts until its completion has returned.
+    public var outstandingCount: Int { loop.mailbox.outstandingCount }
+
+    /// SIGINT/SIGTERM: stop starting transfers, abort those in flight, and
+    /// complete every outstanding request with `.cancelled`. Returns at once;
+    /// `waitUntilIdle` waits for the completions. Requests enqueued later are
+    /// cancelled too.
+    public func cancelAll() { loop.mailbox.requestCancel() }
+
+    /// Blocks until nothing is outstanding. Never call it from a completion.
+    public func waitUntilIdle() { loop.mailbox.waitUntilIdle() }
+
+    /// Stops the engine thread and frees curl handles. Anything still
+    /// outstanding is cancelled first. Idempotent.
+    public func shutdown() {
+        loop.mailbox.requestShutdown()
+        loop.join()
+    }
+}
+
+public struct DownloaderError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}
+
+/// curl_global_init is not thread-safe and must run once, before any other
+/// libcurl call: a lazily initialized global gives exactly that.
+enum CurlGlobal {
+    private static let result: CURLcode = imgwarm_global_init()
+
+    static func initialize() throws {
+        guard result == CURLE_OK else {
+            throw DownloaderError(description: "libcurl initialization failed: \(String(cString: curl_easy_strerror(result)))")
+        }
+    }
+}
+
+extension DownloaderConfiguration {
+    /// Rejects values curl would misread (0 means "no limit" to curl) and
+    /// header lines that could inject other headers. Messages never quote
+    /// header values.
+    func validate() throws {
+        func fail(_ text: String) throws -> Never { throw DownloaderError(description: text) }
+        if concurrency < 1 { try fail("concurrency must be at least 1") }
+        if let perHost, perHost < 1 { try fail("per-host limit must be at least 1") }
+        if !(timeout > 0 && timeout.isFinite) { try fail("timeout must be a positive number of seconds") }
+        if !(connectTimeout > 0 && connectTimeout.isFinite) { try fail("connect timeout must be a positive number of seconds") }
+        if maxBodyBytes < 0 { try fail("maximum body size must not be negative") }
+        if retries < 0 { try fail("retries must not be negative") }
+        if !(backoffBase >= 0 && backoffBase.isFinite) { try fail("backoff base must be a non-negative number of seconds") }
+        if !(maxRetryDelay >= 0 && maxRetryDelay.isFinite) { try fail("maximum retry delay must be a non-negative number of seconds") }
+        if userAgent.contains(where: { $0 == "\r" || $0 == "\n" }) { try fail("user agent must be one line") }
+        for (index, line) in headers.enumerated() {
+            guard let colon = line.firstIndex(of: ":"),
+                  !line[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
+                  !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
+                  !line.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+            else { try fail("header \(index + 1) is not a single 'Name: value' line") }
+        }
+    }
+}
