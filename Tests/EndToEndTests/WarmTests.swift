@@ -43,7 +43,12 @@ final class WarmFixture {
 
     /// The cache path `imgwarm cache path` gives for a key.
     func cachePath(_ key: String) throws -> String {
-        try BinaryRunner.run(["cache", "path", key, "--cache", cache]).stdout.trimmingCharacters(in: .newlines)
+        try cachePaths([key])[0]
+    }
+
+    /// One `cache path` run for many keys (a process per key is slow).
+    func cachePaths(_ keys: [String]) throws -> [String] {
+        try BinaryRunner.run(["cache", "path", "--cache", cache, "--"] + keys).stdout.split(separator: "\n").map(String.init)
     }
 
     func report(_ path: String) throws -> (entries: [[String: Any]], totals: [String: Any]) {
@@ -66,8 +71,10 @@ final class WarmFixture {
         let first = try f.warm([manifest, "-j", "8", "--report", report])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(f.server.totalRequests == 300)
+        let paths = try f.cachePaths(urls)
+        #expect(paths.count == urls.count)
         for (i, url) in urls.enumerated() {
-            let path = try f.cachePath(url)
+            let path = paths[i]
             #expect(path.hasSuffix(".png"))
             let data = FileManager.default.contents(atPath: path)
             #expect(data.map([UInt8].init) == f.served["/img/\(i).png"], "\(url)")

@@ -110,7 +110,7 @@ public final class DiskCache: @unchecked Sendable {
     /// another run, prune) sees the old file or the whole new one, never a
     /// part. Returns the final path.
     @discardableResult
-    public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheFileName) throws -> String {
+    public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheFileName, replacing previous: String? = nil) throws -> String {
         let final = directory + "/" + name.storedName
         let temp = tempDirectory + "/\(getpid())-\(tempCounter.next()).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -119,7 +119,7 @@ public final class DiskCache: @unchecked Sendable {
             if e == ENOENT {
                 // A concurrent `cache clear --all` removed the state folder.
                 try Self.makeDirectories(tempDirectory)
-                return try store(bytes, for: name)
+                return try store(bytes, for: name, replacing: previous)
             }
             throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
         }
@@ -146,10 +146,10 @@ public final class DiskCache: @unchecked Sendable {
             unlink(temp)
             throw CacheError(path: final, reason: "rename failed: \(errnoString(e))", errno: e)
         }
-        // An older bare-MD5 copy would shadow nothing (the extension name is
-        // read first) but would waste space; the extension name wins.
-        if name.storedName != name.md5 {
-            unlink(directory + "/" + name.md5)
+        // A bare-MD5 copy that the new file replaces (SDWebImage reads the
+        // extension name first) would only waste space.
+        if let previous, previous != final {
+            unlink(previous)
         }
         return final
     }

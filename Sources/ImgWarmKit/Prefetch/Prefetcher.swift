@@ -161,12 +161,13 @@ public final class Prefetcher: @unchecked Sendable {
                 break
             }
             let request = DownloadRequest(url: url, priority: plan.priority(index), validators: validators)
-            let hadFile = existing != nil
+            let previousPath = existing?.path
+            let hadFile = previousPath != nil
             engine.enqueue(request) { [self] result in
                 // The engine's thread: decoding and disk writes go to the
                 // validation workers so transfers never stall.
                 validationQueue.addOperation { [self] in
-                    complete(index: index, key: key, url: url, name: name, hadFile: hadFile, result: result, started: started)
+                    complete(index: index, key: key, url: url, name: name, previousPath: previousPath, result: result, started: started)
                     pipeline.signal()
                 }
             }
@@ -188,7 +189,7 @@ public final class Prefetcher: @unchecked Sendable {
         }
     }
 
-    private func complete(index: Int, key: String, url: String, name: CacheFileName, hadFile: Bool,
+    private func complete(index: Int, key: String, url: String, name: CacheFileName, previousPath: String?,
                           result: DownloadResult, started: DispatchTime) {
         var r = EntryResult()
         switch result {
@@ -251,7 +252,7 @@ public final class Prefetcher: @unchecked Sendable {
                 r.height = UInt32(clamping: info.height ?? 0)
                 r.bytes = UInt32(clamping: body.count)
                 let allocated = UInt64((body.count + 4095) / 4096 * 4096)
-                if let budget = options.budgetBytes, !hadFile {
+                if let budget = options.budgetBytes, previousPath == nil {
                     budgetLock.lock()
                     let fits = budgetUsed + allocated <= budget
                     if fits { budgetUsed += allocated }
@@ -264,7 +265,7 @@ public final class Prefetcher: @unchecked Sendable {
                     }
                 }
                 do {
-                    try cache.store(body, for: name)
+                    try cache.store(body, for: name, replacing: previousPath)
                     r.outcome = .downloaded
                     r.fileExists = true
                     stateBatch.add(.succeeded(url: url, validators: .init(key: key, etag: response.etag, lastModified: response.lastModified)))
@@ -362,3 +363,5 @@ final class RunFlags: @unchecked Sendable {
         return fatalError
     }
 }
+
+extension Downloader: DownloadEngine {}
