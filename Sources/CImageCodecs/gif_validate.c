@@ -33,14 +33,17 @@ static int iw_gif_status_for(int error, const gif_src *src) {
     return IW_CORRUPT;
 }
 
-static int iw_gif_fail(GifFileType *gif, const gif_src *src, iw_result *out, uint32_t frame) {
+/* frame: the frame being read (in_frame) or the last one read before. */
+static int iw_gif_fail(GifFileType *gif, const gif_src *src, iw_result *out, uint32_t frame, int in_frame) {
     int status = iw_gif_status_for(gif->Error, src);
     const char *what = status == IW_TRUNCATED ? "premature end of data" : GifErrorString(gif->Error);
     if (!what) what = "giflib error";
-    if (frame > 0)
+    if (in_frame)
         iw_set_reason(out, "%s in frame %u", what, frame);
+    else if (frame > 0)
+        iw_set_reason(out, "%s after frame %u", what, frame);
     else
-        iw_set_reason(out, "%s", what);
+        iw_set_reason(out, "%s before the first frame", what);
     return status;
 }
 
@@ -73,10 +76,10 @@ static int iw_gif_run(GifFileType *gif, const gif_src *src, uint64_t max_pixels,
     uint32_t frames = 0;
     GifRecordType record = UNDEFINED_RECORD_TYPE;
     do {
-        if (DGifGetRecordType(gif, &record) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames);
+        if (DGifGetRecordType(gif, &record) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames, 0);
         switch (record) {
         case IMAGE_DESC_RECORD_TYPE: {
-            if (DGifGetImageDesc(gif) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames + 1);
+            if (DGifGetImageDesc(gif) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames + 1, 1);
             frames++;
             const GifImageDesc *d = &gif->Image;
             /* Left/Top/Width/Height are 16-bit fields: no overflow. */
@@ -97,12 +100,12 @@ static int iw_gif_run(GifFileType *gif, const gif_src *src, uint64_t max_pixels,
                 return IW_CORRUPT;
             }
             for (uint32_t y = 0; y < h; y++) {
-                if (DGifGetLine(gif, *line, (int)w) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames);
+                if (DGifGetLine(gif, *line, (int)w) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames, 1);
             }
             break;
         }
         case EXTENSION_RECORD_TYPE:
-            if (iw_gif_skip_extension(gif) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames);
+            if (iw_gif_skip_extension(gif) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames, 0);
             break;
         default:
             break;

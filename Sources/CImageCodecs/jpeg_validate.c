@@ -27,7 +27,11 @@ static void iw_jpeg_fail(j_common_ptr cinfo, int status) {
     char buf[JMSG_LENGTH_MAX];
     (*cinfo->err->format_message)(cinfo, buf);
     e->status = status;
-    iw_set_reason(e->out, "%s", buf);
+    /* The caller prefixes "corrupt JPEG: "; libjpeg's own prefix would
+       say it twice. */
+    static const char prefix[] = "Corrupt JPEG data: ";
+    const char *msg = strncmp(buf, prefix, sizeof prefix - 1) == 0 ? buf + sizeof prefix - 1 : buf;
+    iw_set_reason(e->out, "%s", msg);
     longjmp(e->jump, 1);
 }
 
