@@ -80,7 +80,7 @@ public enum ImageHeader {
             return .success(ImageInfo(format: .webp, width: width, height: height,
                                       frames: animated ? countChunks("ANMF", b, from: 12) : 1))
         default:
-            return .failure(ValidationFailure("corrupt WebP: unknown first chunk \"\(chunk.trimmingSpaces)\""))
+            return .failure(ValidationFailure("corrupt WebP: unknown first chunk \(printable(b, 12))"))
         }
     }
 
@@ -111,6 +111,14 @@ public enum ImageHeader {
         let height = Int(Int32(bitPattern: le32(b, 22)))
         guard width >= 0 else { return .failure(ValidationFailure("corrupt BMP: negative width \(width)")) }
         return .success(ImageInfo(format: .bmp, width: width, height: abs(height), frames: 1))
+    }
+
+    /// A chunk id for a reason: as text when it is plain ASCII, else as
+    /// hex (damaged ids could hold control characters or newlines).
+    static func printable(_ b: UnsafeRawBufferPointer, _ i: Int) -> String {
+        let id = b[i..<(i + 4)]
+        if id.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return "\"" + fourCC(b, i) + "\"" }
+        return "0x" + id.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }
 
     // Readers; callers check the length first.
