@@ -56,6 +56,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `scripts/bench-validate.sh`: validation throughput on image files.
+        // Tiny, so building it costs the default build next to nothing.
+        .executableTarget(
+            name: "validate-bench",
+            dependencies: ["ImgWarmKit"],
+            path: "Sources/validate-bench",
+            swiftSettings: swiftSettings
+        ),
+        // Test-only encoders (libpng, libjpeg-turbo, giflib): the decode
+        // tests make their images instead of committing binaries.
+        .target(
+            name: "CImageFixtures",
+            path: "Tests/CImageFixtures",
+            linkerSettings: [
+                .linkedLibrary("png16"),
+                .linkedLibrary("jpeg"),
+                .linkedLibrary("gif"),
+            ]
+        ),
         // A loopback HTTP server that misbehaves on request, for tests.
         .target(
             name: "TestSupport",
@@ -69,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImgWarmKitTests",
-            dependencies: ["ImgWarmKit", "TestSupport"],
+            dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -4,6 +4,9 @@ struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
         abstract: "Inspect and maintain a cache folder.",
-        subcommands: [CachePathCommand.self, CacheStatsCommand.self, CacheFailedCommand.self, CacheClearCommand.self]
+        subcommands: [
+            CachePathCommand.self, CacheStatsCommand.self, CacheVerifyCommand.self,
+            CacheFailedCommand.self, CacheClearCommand.self,
+        ]
     )
 }

@@ -1,7 +1,59 @@
 #ifndef IMGWARM_CODECS_H
 #define IMGWARM_CODECS_H
+/*
+ * Image validation over libpng, libjpeg-turbo and giflib, for Swift.
+ *
+ * Each entry point decodes a whole image held in memory and says whether it
+ * is usable. Everything that can longjmp (libpng, libjpeg) does so inside
+ * these functions; the caller only sees a status and a filled result.
+ * Nothing is ever printed: library warnings and errors land in `reason`.
+ *
+ * Memory stays small: the header is read first and images over max_pixels
+ * are refused before any pixel buffer exists; rows are then decoded one at a
+ * time into a single reused row buffer (progressive JPEGs are the exception:
+ * libjpeg keeps their coefficients for the whole image).
+ *
+ * Thread-safe: no global state; every call owns its decoder.
+ */
 #include <stddef.h>
 #include <stdint.h>
-/* Filled in by the validation work (issue 4). */
-int iw_codecs_version(void);
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    IW_OK = 0,
+    /* The data ends before the image does. */
+    IW_TRUNCATED = 1,
+    /* The data is damaged or not a valid stream of this format. */
+    IW_CORRUPT = 2,
+    /* width x height (of the image, or of a GIF frame) exceeds max_pixels;
+       width and height in the result say how large. */
+    IW_TOO_LARGE = 3,
+    /* The image has 0 pixels (0 width or height, or a GIF with no frame). */
+    IW_NO_PIXELS = 4,
+    /* The decoder could not get memory. */
+    IW_NO_MEMORY = 5,
+} iw_status;
+
+enum { IW_REASON_SIZE = 160 };
+
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    /* 1 for still images; GIF frames; APNG frames from acTL. */
+    uint32_t frames;
+    /* One line, no format prefix, empty when status is IW_OK, e.g.
+       "premature end of data at row 12 of 64". */
+    char reason[IW_REASON_SIZE];
+} iw_result;
+
+int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
+int iw_validate_jpeg(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
+int iw_validate_gif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+
+/// A cache entry that is not a usable image, and why.
+public struct BrokenCacheEntry: Sendable, Equatable, Codable {
+    /// Absolute path of the file.
+    public var path: String
+    /// One line: `empty file`, `truncated JPEG: premature end of data`, ...
+    public var reason: String
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+}
+
+/// What `cache verify` found (and removed, with `delete`).
+public struct CacheVerifyReport: Sendable, Equatable, Codable {
+    /// Entries decoded (hidden files and imgwarm's state excluded).
+    public var checked: Int = 0
+    /// Sorted by path.
+    public var broken: [BrokenCacheEntry] = []
+    /// Temp files of dead runs under `.imgwarm/tmp`, sorted.
+    public var strayTempFiles: [String] = []
+    /// Whether removal was asked for.
+    public var deleted: Bool = false
+    /// `PATH: reason` for each file that could not be removed.
+    public var deleteErrors: [String] = []
+
+    public init() {}
+
+    /// Nothing broken and nothing stray: exit status 0.
+    public var isClean: Bool { broken.isEmpty && strayTempFiles.isEmpty }
+
+    enum CodingKeys: String, CodingKey {
+        case checked, broken, deleted
+        case strayTempFiles = "stray_temp_files"
+        case deleteErrors = "delete_errors"
+    }
+}
+
+/// `imgwarm cache verify`: decodes every entry of a cache folder as the app
+/// would, lists the broken ones and the stray temp files of dead runs, and
+/// optionally removes them.
+public struct CacheVerifier: Sendable {
+    public var options: ValidationOptions
+    /// Files validated concurrently per batch; the batch bounds memory on
+    /// caches of millions of files (paths are not all held at once).
+    public var batchSize: Int = 256
+    /// Larger files are reported without being read whole into memory.
+    public var maxFileBytes: Int64 = 512 << 20
+
+    public init(options: ValidationOptions = ValidationOptions()) {
+        self.options = options
+    }
+
+    public func verify(_ cache: DiskCache, delete: Bool) throws -> CacheVerifyReport {
+        var report = CacheVerifyReport()
+        report.deleted = delete
+        var st = stat()
+        guard stat(cache.directory, &st) == 0 else {
+            let e = errno
+            if e == ENOENT { return report }  // nothing cached yet: nothing broken
+            throw CacheError(path: cache.directory, reason: errnoString(e), errno: e)
+        }
+        var batch: [CacheFileRecord] = []
+        batch.reserveCapacity(batchSize)
+        func flush() {
+            report.checked += batch.count
+            report.broken += check(batch, in: cache.directory)
+            batch.removeAll(keepingCapacity: true)
+        }
+        CacheScanner.scan(cache.directory) { record in
+            batch.append(record)
+            if batch.count >= batchSize { flush() }
+        }
+        flush()
+        report.broken.sort { $0.path < $1.path }
+        report.strayTempFiles = cache.staleTempFiles().sorted()
+
+        if delete {
+            for path in report.broken.map(\.path) + report.strayTempFiles {
+                if unlink(path) != 0 && errno != ENOENT {
+                    report.deleteErrors.append("\(path): \(errnoString(errno))")
+                }
+            }
+        }
+        return report
+    }
+
+    /// Validates a batch on several threads; each result slot is written by
+    /// exactly one iteration, so the buffer needs no lock.
+    private func check(_ records: [CacheFileRecord], in directory: String) -> [BrokenCacheEntry] {
+        var results = [BrokenCacheEntry?](repeating: nil, count: records.count)
+        results.withUnsafeMutableBufferPointer { slots in
+            let out = slots
+            DispatchQueue.concurrentPerform(iterations: records.count) { i in
+                let path = directory + "/" + records[i].relativePath
+                out[i] = checkFile(path).map { BrokenCacheEntry(path: path, reason: $0) }
+            }
+        }
+        return results.compactMap { $0 }
+    }
+
+    /// The reason a file is broken, or nil when it is a usable image (or
+    /// vanished meanwhile: a concurrent prune may remove entries).
+    func checkFile(_ path: String) -> String? {
+        switch FileBytes.read(path, limit: maxFileBytes) {
+        case .vanished:
+            return nil
+        case .failed(let reason):
+            return reason
+        case .bytes(let bytes):
+            if bytes.isEmpty { return "empty file" }
+            switch ImageValidator.validate(bytes, options: options) {
+            case .success: return nil
+            case .failure(let failure): return failure.reason
+            }
+        }
+    }
+}
+
+#if canImport(Glibc)
+private let systemRead = Glibc.read
+#else
+private let systemRead = Darwin.read
+#endif
+
+/// Reads a whole file with POSIX calls (Foundation's readers would turn
+/// errno into less precise errors and copy more).
+enum FileBytes {
+    enum Outcome {
+        case bytes([UInt8])
+        case vanished
+        case failed(String)
+    }
+
+    static func read(_ path: String, limit: Int64) -> Outcome {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let e = errno
+            return e == ENOENT ? .vanished : .failed("cannot read: \(errnoString(e))")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .failed("cannot read: \(errnoString(errno))") }
+        let size = Int64(st.st_size)
+        if size > limit { return .failed("\(size) bytes: larger than any image this tool accepts (\(limit))") }
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
+            while count < buffer.count {
+                let n = systemRead(fd, buffer.baseAddress! + count, buffer.count - count)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if n == 0 { break }  // shrank while reading: judge what is there
+                count += n
+            }
+        }
+        if failure != 0 { return .failed("cannot read: \(errnoString(failure))") }
+        return .bytes(bytes)
+    }
+}

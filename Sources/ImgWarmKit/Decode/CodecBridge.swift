@@ -1,0 +1,57 @@
+import CImageCodecs
+
+/// Runs the C decoders of CImageCodecs and turns their status into the
+/// one-line reasons of `ValidationFailure`.
+enum CodecBridge {
+    typealias Decoder = (UnsafePointer<UInt8>?, Int, UInt64, UnsafeMutablePointer<iw_result>?) -> Int32
+
+    static func decode(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, maxPixels: UInt64) -> Result<ImageInfo, ValidationFailure> {
+        let decoder: Decoder
+        switch format {
+        case .png: decoder = iw_validate_png
+        case .jpeg: decoder = iw_validate_jpeg
+        case .gif: decoder = iw_validate_gif
+        default: preconditionFailure("\(format) is not decoded by CImageCodecs")
+        }
+        var result = iw_result()
+        let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        let status = iw_status(rawValue: UInt32(bitPattern: decoder(base, bytes.count, maxPixels, &result)))
+        let reason = withUnsafeBytes(of: result.reason) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        let name = format.displayName
+        let width = Int(result.width), height = Int(result.height)
+        switch status {
+        case IW_OK:
+            return .success(ImageInfo(format: format, width: width, height: height, frames: Int(result.frames)))
+        case IW_TRUNCATED:
+            return .failure(ValidationFailure("truncated \(name): \(reason)"))
+        case IW_TOO_LARGE:
+            return .failure(Limits.tooLarge(name, width: width, height: height, maxPixels: maxPixels))
+        case IW_NO_PIXELS:
+            return .failure(ValidationFailure("\(name) has no pixels: \(reason)"))
+        case IW_NO_MEMORY:
+            return .failure(ValidationFailure("\(name) could not be decoded: \(reason)"))
+        default:
+            return .failure(ValidationFailure("corrupt \(name): \(reason)"))
+        }
+    }
+}
+
+/// The two size verdicts shared by decoded and header-only validation.
+enum Limits {
+    static func tooLarge(_ name: String, width: Int, height: Int, maxPixels: UInt64) -> ValidationFailure {
+        ValidationFailure("\(name) \(width)x\(height) exceeds the pixel limit of \(maxPixels)")
+    }
+
+    /// Checks dimensions a header gave; nil when acceptable or unknown.
+    static func check(_ info: ImageInfo, maxPixels: UInt64) -> ValidationFailure? {
+        guard let w = info.width, let h = info.height else { return nil }
+        let name = info.format.displayName
+        if w == 0 || h == 0 { return ValidationFailure("\(name) has no pixels: header gives \(w)x\(h)") }
+        if UInt64(w).multipliedReportingOverflow(by: UInt64(h)).partialValue > maxPixels {
+            return tooLarge(name, width: w, height: h, maxPixels: maxPixels)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import ImgWarmKit
+
+struct CacheVerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Decode every cache entry; list broken entries and stray temp files.",
+        discussion: """
+        Broken: empty, truncated, not an image, or undecodable (JPEG, PNG and GIF are \
+        decoded in full; other formats are checked by signature). Stray temp files are \
+        leftovers of killed runs under .imgwarm/tmp. Each is printed as `PATH: reason`. \
+        Exit status 1 when anything broken or stray was found, also with --delete after \
+        removing it; 0 when the cache is clean.
+        """
+    )
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @Flag(help: "Remove the broken entries and stray temp files found.")
+    var delete = false
+
+    @Flag(help: "Print JSON: {checked, broken: [{path, reason}], stray_temp_files, deleted}.")
+    var json = false
+
+    func run() throws {
+        let cache = cacheOptions.existingCache()
+        let report = try CacheVerifier().verify(cache, delete: delete)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            for entry in report.broken { print("\(entry.path): \(entry.reason)") }
+            for path in report.strayTempFiles { print("\(path): stray temp file") }
+            print(Self.summary(report))
+        }
+        for error in report.deleteErrors { printError("cannot remove \(error)") }
+        if !report.isClean { throw ExitCode(ExitStatus.entriesFailed) }
+    }
+
+    static func summary(_ r: CacheVerifyReport) -> String {
+        var line = "checked \(r.checked) \(r.checked == 1 ? "file" : "files"): \(r.broken.count) broken, "
+            + "\(r.strayTempFiles.count) stray temp \(r.strayTempFiles.count == 1 ? "file" : "files")"
+        if r.deleted && !r.isClean {
+            line += r.deleteErrors.isEmpty ? ", removed" : ", removed except \(r.deleteErrors.count)"
+        }
+        return line
+    }
+}

@@ -1,0 +1,50 @@
+// Measures ImageValidator throughput: validate-bench SECONDS FILE...
+// Groups the files by sniffed format and, for each group, validates the
+// whole group over and over for about SECONDS on one thread, then prints
+// one line per group: images/s and MB/s (10^6 bytes).
+import Foundation
+import ImgWarmKit
+
+let args = CommandLine.arguments.dropFirst()
+guard let seconds = args.first.flatMap(Double.init), args.count > 1 else {
+    FileHandle.standardError.write(Data("usage: validate-bench SECONDS FILE...\n".utf8))
+    exit(2)
+}
+
+var groups: [String: [[UInt8]]] = [:]
+for path in args.dropFirst() {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        FileHandle.standardError.write(Data("validate-bench: cannot read \(path)\n".utf8))
+        exit(2)
+    }
+    let bytes = [UInt8](data)
+    let label = (path as NSString).lastPathComponent.components(separatedBy: "-").first ?? "?"
+    groups[label, default: []].append(bytes)
+}
+
+let options = ValidationOptions()
+for label in groups.keys.sorted() {
+    let images = groups[label]!
+    // Every image must pass, or the figure would time the error path.
+    for image in images {
+        if case .failure(let f) = ImageValidator.validate(image, options: options) {
+            print("\(label): a bench image fails validation: \(f.reason)")
+            exit(1)
+        }
+    }
+    let groupBytes = images.reduce(0) { $0 + $1.count }
+    var count = 0, bytes = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    var elapsed = 0.0
+    repeat {
+        for image in images {
+            _ = ImageValidator.validate(image, options: options)
+        }
+        count += images.count
+        bytes += groupBytes
+        elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    } while elapsed < seconds
+    let avgKB = Double(groupBytes) / Double(images.count) / 1000
+    print(String(format: "%-14@ %4d files, avg %7.1f KB: %8.1f images/s %7.1f MB/s",
+                 label as NSString, images.count, avgKB, Double(count) / elapsed, Double(bytes) / elapsed / 1e6))
+}

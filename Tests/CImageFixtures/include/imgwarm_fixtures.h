@@ -1,0 +1,50 @@
+#ifndef IMGWARM_FIXTURES_H
+#define IMGWARM_FIXTURES_H
+/*
+ * Test-only encoders: the decode tests make their images here, with the
+ * same libraries real encoders use, instead of committing binary files.
+ * Pixels are a deterministic function of (x, y, seed): same input, same
+ * bytes. Every function returns 0 on success and fills *out (free it with
+ * iwf_free); nothing is printed.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint8_t *data;
+    size_t len;
+} iwf_buffer;
+
+void iwf_free(iwf_buffer *buffer);
+
+/* color_type as in PNG: 0 gray, 2 RGB, 3 palette, 4 gray+alpha, 6 RGBA.
+   bit_depth 1/2/4/8 (gray, palette) or 8/16. trns: a tRNS chunk (palette
+   alphas, or one transparent gray/RGB colour). */
+int iwf_png(uint32_t width, uint32_t height, int color_type, int bit_depth,
+            int interlaced, int trns, uint32_t seed, iwf_buffer *out);
+
+/* An APNG: acTL + fcTL before the IDAT of frame 0, then fcTL + fdAT per
+   further frame, every chunk with its CRC. */
+int iwf_apng(uint32_t width, uint32_t height, uint32_t frames, iwf_buffer *out);
+
+typedef enum {
+    IWF_JPEG_BASELINE = 0,
+    IWF_JPEG_PROGRESSIVE = 1,
+    IWF_JPEG_GRAY = 2,
+    IWF_JPEG_CMYK = 3,
+    IWF_JPEG_YCCK = 4,
+} iwf_jpeg_kind;
+
+/* markers: also an EXIF APP1 and an ICC_PROFILE APP2 marker. */
+int iwf_jpeg(uint32_t width, uint32_t height, int kind, int quality, int markers,
+             uint32_t seed, iwf_buffer *out);
+
+/* frames > 1 adds a NETSCAPE2.0 loop extension; frames after the first
+   cover the centre quarter of the screen, or, with last_outside, the last
+   one hangs past the screen's right and bottom edges. */
+int iwf_gif(uint32_t width, uint32_t height, uint32_t frames, int last_outside,
+            iwf_buffer *out);
+
+/* The CRC-32 of PNG chunks (over type + data). */
+uint32_t iwf_crc32(const uint8_t *data, size_t len);
+#endif

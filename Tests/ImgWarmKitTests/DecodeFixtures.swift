@@ -1,0 +1,134 @@
+import CImageFixtures
+@testable import ImgWarmKit
+
+/// Images made by the test-only encoders of CImageFixtures, plus the byte
+/// surgery the tests need (PNG chunks with valid CRCs, JPEG markers).
+enum Fixture {
+    static func take(_ encode: (UnsafeMutablePointer<iwf_buffer>) -> Int32) -> [UInt8] {
+        var buffer = iwf_buffer()
+        let rc = encode(&buffer)
+        precondition(rc == 0 && buffer.data != nil, "fixture encoder failed")
+        defer { iwf_free(&buffer) }
+        return Array(UnsafeBufferPointer(start: buffer.data, count: buffer.len))
+    }
+
+    enum PNGColor: Int32 { case gray = 0, rgb = 2, palette = 3, grayAlpha = 4, rgba = 6 }
+
+    static func png(_ width: UInt32, _ height: UInt32, _ color: PNGColor = .rgb, depth: Int32 = 8,
+                    interlaced: Bool = false, trns: Bool = false, seed: UInt32 = 0) -> [UInt8] {
+        take { iwf_png(width, height, color.rawValue, depth, interlaced ? 1 : 0, trns ? 1 : 0, seed, $0) }
+    }
+
+    static func apng(_ width: UInt32, _ height: UInt32, frames: UInt32) -> [UInt8] {
+        take { iwf_apng(width, height, frames, $0) }
+    }
+
+    static func jpeg(_ width: UInt32, _ height: UInt32, _ kind: iwf_jpeg_kind = IWF_JPEG_BASELINE,
+                     quality: Int32 = 85, markers: Bool = false, seed: UInt32 = 0) -> [UInt8] {
+        take { iwf_jpeg(width, height, Int32(kind.rawValue), quality, markers ? 1 : 0, seed, $0) }
+    }
+
+    static func gif(_ width: UInt32, _ height: UInt32, frames: UInt32 = 1, lastOutside: Bool = false) -> [UInt8] {
+        take { iwf_gif(width, height, frames, lastOutside ? 1 : 0, $0) }
+    }
+
+    static func crc32<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
+        let array = Array(bytes)
+        return array.withUnsafeBufferPointer { iwf_crc32($0.baseAddress, $0.count) }
+    }
+
+    /// A PNG chunk: where its length field starts, its type and data length.
+    struct Chunk { var offset: Int; var type: String; var length: Int
+        var dataStart: Int { offset + 8 }
+    }
+
+    static func chunks(_ png: [UInt8]) -> [Chunk] {
+        var result: [Chunk] = []
+        var i = 8
+        while i + 12 <= png.count {
+            let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
+            result.append(Chunk(offset: i, type: String(decoding: png[(i + 4)..<(i + 8)], as: UTF8.self), length: length))
+            i += 12 + length
+        }
+        return result
+    }
+
+    /// Rewrites IHDR's width and height and recomputes its CRC, so only the
+    /// claimed size is wrong.
+    static func withIHDRSize(_ png: [UInt8], width: UInt32, height: UInt32) -> [UInt8] {
+        var out = png
+        put32(&out, 16, width)
+        put32(&out, 20, height)
+        put32(&out, 29, crc32(out[12..<29]))
+        return out
+    }
+
+    static func put32(_ bytes: inout [UInt8], _ at: Int, _ v: UInt32) {
+        for k in 0..<4 { bytes[at + k] = UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32(k))) }
+    }
+
+    /// Offset of the first byte after the first SOS header (entropy data).
+    static func jpegScanStart(_ jpeg: [UInt8]) -> Int {
+        var i = 2
+        while i + 4 <= jpeg.count {
+            let marker = jpeg[i + 1]
+            let length = Int(jpeg[i + 2]) << 8 | Int(jpeg[i + 3])
+            if marker == 0xDA { return i + 2 + length }
+            i += 2 + length
+        }
+        preconditionFailure("no SOS")
+    }
+
+    /// Offset of the SOFn segment's marker.
+    static func jpegFrameHeader(_ jpeg: [UInt8]) -> Int {
+        var i = 2
+        while i + 4 <= jpeg.count {
+            let marker = jpeg[i + 1]
+            if (0xC0...0xC2).contains(marker) { return i }
+            i += 2 + (Int(jpeg[i + 2]) << 8 | Int(jpeg[i + 3]))
+        }
+        preconditionFailure("no SOF")
+    }
+}
+
+/// Hand-made headers of the formats only sniffed (no encoder needed).
+enum Handmade {
+    static func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) } }
+    static func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+
+    static func riff(_ chunks: [(String, [UInt8])]) -> [UInt8] {
+        var body = Array("WEBP".utf8)
+        for (id, data) in chunks {
+            body += Array(id.utf8) + le32(UInt32(data.count)) + data
+            if data.count % 2 == 1 { body.append(0) }
+        }
+        return Array("RIFF".utf8) + le32(UInt32(body.count)) + body
+    }
+
+    /// Lossless: signature 0x2F, then 14-bit width-1 and height-1.
+    static func webpLossless(_ width: UInt32, _ height: UInt32) -> [UInt8] {
+        let bits = (width - 1) | (height - 1) << 14
+        return riff([("VP8L", [0x2F] + le32(bits) + [0, 0, 0])])
+    }
+
+    /// Lossy: 3-byte frame tag, start code 9D 01 2A, 14-bit sides.
+    static func webpLossy(_ width: UInt16, _ height: UInt16) -> [UInt8] {
+        riff([("VP8 ", [0x50, 0x02, 0x00, 0x9D, 0x01, 0x2A] + le16(width) + le16(height) + [UInt8](repeating: 0, count: 8))])
+    }
+
+    /// Extended, animated: VP8X canvas then one ANMF chunk per frame.
+    static func webpAnimated(_ width: UInt32, _ height: UInt32, frames: Int) -> [UInt8] {
+        let canvas = Array(le32(width - 1).prefix(3)) + Array(le32(height - 1).prefix(3))
+        var chunks: [(String, [UInt8])] = [("VP8X", [0x02, 0, 0, 0] + canvas), ("ANIM", [0, 0, 0, 0, 0, 0])]
+        for _ in 0..<frames { chunks.append(("ANMF", [UInt8](repeating: 0, count: 16))) }
+        return riff(chunks)
+    }
+
+    /// BITMAPFILEHEADER + BITMAPINFOHEADER (no pixels needed to sniff).
+    static func bmp(_ width: Int32, _ height: Int32) -> [UInt8] {
+        var b: [UInt8] = [0x42, 0x4D] + le32(54) + [0, 0, 0, 0] + le32(54)
+        b += le32(40) + le32(UInt32(bitPattern: width)) + le32(UInt32(bitPattern: height))
+        b += le16(1) + le16(24) + [UInt8](repeating: 0, count: 24)
+        return b
+    }
+}
