@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ImgWarmKit
 
 struct CacheClearCommand: ParsableCommand {
@@ -15,6 +16,11 @@ struct CacheClearCommand: ParsableCommand {
 
     func run() throws {
         let cache = cacheOptions.existingCache()
+        var lock: CacheLock?
+        if all, FileManager.default.fileExists(atPath: cache.stateDirectory) {
+            lock = try CacheLock(cache: cache, mode: .exclusive)
+        }
+        defer { withExtendedLifetime(lock) {} }
         let result = try CacheMaintenance.clear(cache, includingState: all)
         print("removed \(result.files) files, \(Units.formatBytes(result.bytes))")
     }

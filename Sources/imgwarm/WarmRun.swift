@@ -14,6 +14,8 @@ struct WarmRun {
         let c = command
         let cache = c.cacheOptions.existingCache()
         var state: StateStore?
+        var lock: CacheLock?
+        defer { withExtendedLifetime(lock) {} }
         if c.dryRun {
             // Touch nothing: read the state only if it is already there.
             if FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) {
@@ -21,6 +23,7 @@ struct WarmRun {
             }
         } else {
             try cache.prepare()
+            lock = try CacheLock(cache: cache, mode: .shared)
             cache.cleanStaleTempFiles()
             state = try StateStore(cache: cache)
         }

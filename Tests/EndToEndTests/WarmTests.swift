@@ -288,4 +288,20 @@ final class WarmFixture {
         #expect(next[f.server.url("/status/404")]?["outcome"] as? String == "blocked")
         #expect(next[f.server.url("/status/503")]?["outcome"] as? String == "failed")
     }
+
+    @Test func clearAllIsRefusedWhileAWarmRuns() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(6).map { $0.replacingOccurrences(of: "/img/", with: "/slow/400/img/") }
+        let manifest = f.writeManifest(urls)
+        let running = try BinaryRunner.start(["warm", manifest, "--cache", f.cache, "-j", "1", "--progress", "none"])
+        usleep(700_000)
+        let clear = try BinaryRunner.run(["cache", "clear", "--all", "--cache", f.cache])
+        #expect(clear.status == 3)
+        #expect(clear.stderr.contains("in use by another imgwarm run"))
+        let warm = running.wait(timeout: 60)
+        #expect(warm.status == 0)
+        #expect(f.cacheFiles().count == 6)
+        #expect(try BinaryRunner.run(["cache", "clear", "--all", "--cache", f.cache]).status == 0)
+        #expect(f.cacheFiles().isEmpty)
+    }
 }
