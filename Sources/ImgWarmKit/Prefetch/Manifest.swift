@@ -40,7 +40,7 @@ public struct ManifestOptions: Sendable {
 public struct ManifestReader {
     /// Lines longer than this are refused (a URL is never that long; a
     /// binary file fed by mistake often has no newline at all).
-    public static let maxLineBytes = 64 * 1024
+    public static let maxLineBytes = 65535
 
     public let options: ManifestOptions
     public init(options: ManifestOptions = ManifestOptions()) { self.options = options }

@@ -54,25 +54,57 @@ public enum EntryError: UInt8, CaseIterable, Sendable {
     }
 }
 
-/// The result of one entry, 28 bytes, so a million fit in memory.
+/// The result of one entry, packed into 16 bytes so that a million fit in
+/// memory next to the plan.
 public struct EntryResult: Sendable {
-    public var outcome: Outcome = .pending
-    public var error: EntryError = .none
-    /// Last HTTP status, 0 for none.
-    public var status: UInt16 = 0
+    /// outcome (high nibble) | error (low nibble)
+    private var kind: UInt8 = 0
     public var attempts: UInt8 = 0
-    /// ImageFormat index + 1, 0 for none.
-    var formatCode: UInt8 = 0
+    /// status (low 10 bits) | format code (4 bits) | file exists (1 bit)
+    private var packed: UInt16 = 0
+    /// Width and height saturate at 65535 (the report then says 65535).
+    private var width16: UInt16 = 0
+    private var height16: UInt16 = 0
     public var bytes: UInt32 = 0
-    public var width: UInt32 = 0
-    public var height: UInt32 = 0
     public var milliseconds: UInt32 = 0
-    /// Whether the stored file uses the bare-MD5 name.
-    public var fileExists: Bool = false
 
+    public init() {}
+
+    public var outcome: Outcome {
+        get { Outcome(rawValue: kind >> 4) ?? .pending }
+        set { kind = newValue.rawValue << 4 | (kind & 0x0F) }
+    }
+    public var error: EntryError {
+        get { EntryError(rawValue: kind & 0x0F) ?? .none }
+        set { kind = (kind & 0xF0) | (newValue.rawValue & 0x0F) }
+    }
+    /// Last HTTP status, 0 for none.
+    public var status: UInt16 {
+        get { packed & 0x3FF }
+        set { packed = (packed & ~0x3FF) | (newValue <= 999 ? newValue : 0) }
+    }
     public var format: ImageFormat? {
-        get { formatCode == 0 ? nil : ImageFormat.allCases[Int(formatCode) - 1] }
-        set { formatCode = newValue.map { UInt8(ImageFormat.allCases.firstIndex(of: $0)! + 1) } ?? 0 }
+        get {
+            let code = Int((packed >> 10) & 0x0F)
+            return code == 0 ? nil : ImageFormat.allCases[code - 1]
+        }
+        set {
+            let code = newValue.map { UInt16(ImageFormat.allCases.firstIndex(of: $0)! + 1) } ?? 0
+            packed = (packed & ~(0x0F << 10)) | code << 10
+        }
+    }
+    /// Whether the entry's file is in the cache after the run.
+    public var fileExists: Bool {
+        get { packed & 0x8000 != 0 }
+        set { packed = newValue ? packed | 0x8000 : packed & 0x7FFF }
+    }
+    public var width: UInt32 {
+        get { UInt32(width16) }
+        set { width16 = UInt16(clamping: newValue) }
+    }
+    public var height: UInt32 {
+        get { UInt32(height16) }
+        set { height16 = UInt16(clamping: newValue) }
     }
 }
 
@@ -99,9 +131,13 @@ public final class RunLedger: @unchecked Sendable {
         errorCounts[Int(EntryError.invalidURL.rawValue)] = problems
     }
 
-    public func record(_ index: Int, _ result: EntryResult, reason: String? = nil) {
+    /// Exact dimensions of the rare images over 65535 pixels on a side.
+    private var largeDimensions: [Int: (Int, Int)] = [:]
+
+    public func record(_ index: Int, _ result: EntryResult, reason: String? = nil, dimensions: (Int, Int)? = nil) {
         lock.lock()
         defer { lock.unlock() }
+        if let d = dimensions, d.0 > 65535 || d.1 > 65535 { largeDimensions[index] = d }
         let old = results[index]
         if old.outcome != .pending {
             counts[Int(old.outcome.rawValue)] -= 1
@@ -121,6 +157,15 @@ public final class RunLedger: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return results[index]
+    }
+
+    /// Width and height of an entry's image, nil when unknown.
+    public func dimensions(_ index: Int) -> (Int, Int)? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let d = largeDimensions[index] { return d }
+        let r = results[index]
+        return r.width == 0 && r.height == 0 ? nil : (Int(r.width), Int(r.height))
     }
 
     public func reason(_ index: Int) -> String? {

@@ -269,7 +269,7 @@ public final class Prefetcher: @unchecked Sendable {
                     r.outcome = .downloaded
                     r.fileExists = true
                     stateBatch.add(.succeeded(url: url, validators: .init(key: key, etag: response.etag, lastModified: response.lastModified)))
-                    finish(index, r, started: started)
+                    finish(index, r, started: started, dimensions: info.width.flatMap { w in info.height.map { (w, $0) } })
                 } catch let error as CacheError {
                     r.outcome = .failed
                     r.error = .disk
@@ -285,10 +285,11 @@ public final class Prefetcher: @unchecked Sendable {
         }
     }
 
-    private func finish(_ index: Int, _ result: EntryResult, started: DispatchTime, reason: String? = nil) {
+    private func finish(_ index: Int, _ result: EntryResult, started: DispatchTime, reason: String? = nil,
+                        dimensions: (Int, Int)? = nil) {
         var r = result
         r.milliseconds = UInt32(clamping: (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)
-        ledger.record(index, r, reason: reason)
+        ledger.record(index, r, reason: reason, dimensions: dimensions)
         onEntry?(index, r)
     }
 

@@ -5,13 +5,14 @@ import Crypto
 /// lines fits in a modest amount of memory; then de-duplicated by cache
 /// file and put in execution order.
 public final class WarmPlan {
+    /// 16 bytes an entry.
     struct Record {
-        /// Offset of the URL's UTF-8 bytes in `arena`; the key follows it
+        /// Where the URL's UTF-8 bytes start in `arena`; the key follows it
         /// when it differs from the URL.
-        var offset: Int
-        var urlLength: UInt32
+        var offset: ByteArena.Offset
+        var urlLength: UInt16
         /// 0: the key is the URL itself.
-        var keyLength: UInt32
+        var keyLength: UInt16
         var line: UInt32
         var file: UInt16
         /// RequestPriority raw value, or `noPriority` when the line gave none.
@@ -21,16 +22,17 @@ public final class WarmPlan {
 
     /// The manifest paths, indexed by `ManifestSource.fileIndex`.
     public private(set) var manifestPaths: [String] = []
-    private var arena: [UInt8] = []
-    private var records: [Record] = []
-    /// MD5 of each key: equal digests mean one cache file.
-    private var digests: [(UInt64, UInt64)] = []
+    private var arena = ByteArena()
+    private var records = ChunkedArray<Record>()
+    /// The first 64 bits of each key's MD5, for de-duplication (equal
+    /// prefixes are confirmed by comparing the keys).
+    private var digests = ChunkedArray<UInt64>()
     public private(set) var problems: [ManifestProblem] = []
     /// Entries left out by `--shard`.
     public private(set) var outsideShard = 0
 
-    /// For each entry, the index of the entry it duplicates, or -1.
-    private var duplicateOf: [Int32] = []
+    /// Entry index → the entry it duplicates (duplicates are few: sparse).
+    private var duplicateOf: [UInt32: UInt32] = [:]
     /// Unique entries in execution order.
     public private(set) var order: [UInt32] = []
 
@@ -73,19 +75,22 @@ public final class WarmPlan {
             outsideShard += 1
             return
         }
-        let offset = arena.count
-        arena.append(contentsOf: entry.url.utf8)
-        let urlLength = arena.count - offset
-        var keyLength = 0
-        if entry.key != entry.url {
-            arena.append(contentsOf: entry.key.utf8)
-            keyLength = arena.count - offset - urlLength
+        let url = entry.url.utf8, key = entry.key.utf8
+        // Lines are at most ManifestReader.maxLineBytes (< 64 KiB).
+        guard url.count <= Int(UInt16.max), key.count <= Int(UInt16.max) else {
+            add(ManifestProblem(source: entry.source, reason: "URL or key longer than 65535 bytes"))
+            return
+        }
+        let keyIsURL = entry.key == entry.url
+        guard let offset = try? arena.append(url, keyIsURL ? nil : key) else {
+            add(ManifestProblem(source: entry.source, reason: "manifests hold more than 4 GiB of URLs; split them over several runs"))
+            return
         }
         records.append(Record(
-            offset: offset, urlLength: UInt32(urlLength), keyLength: UInt32(keyLength),
+            offset: offset, urlLength: UInt16(url.count), keyLength: keyIsURL ? 0 : UInt16(key.count),
             line: UInt32(clamping: entry.source.line), file: UInt16(clamping: entry.source.fileIndex),
             priority: entry.priority.map { UInt8($0.rawValue) } ?? Self.noPriority))
-        digests.append(digest)
+        digests.append(digest.0)
     }
 
     public func add(_ problem: ManifestProblem) {
@@ -106,36 +111,53 @@ public final class WarmPlan {
     /// within a priority.
     public func finalize() {
         let n = records.count
-        duplicateOf = [Int32](repeating: -1, count: n)
+        duplicateOf = [:]
         var byDigest = [UInt32](0..<UInt32(n))
         byDigest.sort { a, b in
             let da = digests[Int(a)], db = digests[Int(b)]
-            if da.0 != db.0 { return da.0 < db.0 }
-            if da.1 != db.1 { return da.1 < db.1 }
-            return a < b
+            return da != db ? da < db : a < b
         }
         var i = 0
         while i < n {
             var j = i + 1
             while j < n && digests[Int(byDigest[j])] == digests[Int(byDigest[i])] { j += 1 }
-            if j - i > 1 {
-                var winner = byDigest[i]
-                for k in (i + 1)..<j where priority(Int(byDigest[k])).rawValue > priority(Int(winner)).rawValue {
-                    winner = byDigest[k]
-                }
-                for k in i..<j where byDigest[k] != winner { duplicateOf[Int(byDigest[k])] = Int32(winner) }
-            }
+            if j - i > 1 { resolveDuplicates(byDigest[i..<j]) }
             i = j
         }
         byDigest = []
-        digests = []  // no longer needed: frees 16 bytes an entry
-        var buckets: [[UInt32]] = [[], [], []]
-        for index in 0..<n where duplicateOf[index] < 0 {
-            buckets[priority(index).rawValue].append(UInt32(index))
+        digests = ChunkedArray()  // no longer needed
+        var counts = [0, 0, 0]
+        for index in 0..<n where duplicateOf[UInt32(index)] == nil { counts[priority(index).rawValue] += 1 }
+        var starts = [counts[2] + counts[1], counts[2], 0]  // low, normal, high
+        order = [UInt32](repeating: 0, count: counts.reduce(0, +))
+        for index in 0..<n where duplicateOf[UInt32(index)] == nil {
+            let p = priority(index).rawValue
+            order[starts[p]] = UInt32(index)
+            starts[p] += 1
         }
-        if executionOrder == .lifo { for b in 0..<3 { buckets[b].reverse() } }
-        order = buckets[2] + buckets[1] + buckets[0]
-        order.reserveCapacity(order.count)
+        if executionOrder == .lifo {
+            var start = 0
+            for p in [2, 1, 0] {
+                order[start..<(start + counts[p])].reverse()
+                start += counts[p]
+            }
+        }
+    }
+
+    /// Entries whose digest prefixes are equal: the same key (so the same
+    /// cache file) unless the 64-bit prefixes collide. Within each group of
+    /// equal keys the highest priority wins, then the first line.
+    private func resolveDuplicates(_ group: ArraySlice<UInt32>) {
+        var remaining = Array(group)
+        while let first = remaining.first {
+            let key = self.key(Int(first))
+            let same = remaining.filter { $0 == first || self.key(Int($0)) == key }
+            remaining.removeAll { same.contains($0) }
+            guard same.count > 1 else { continue }
+            var winner = same[0]
+            for k in same.dropFirst() where priority(Int(k)).rawValue > priority(Int(winner)).rawValue { winner = k }
+            for k in same where k != winner { duplicateOf[k] = winner }
+        }
     }
 
     public func priority(_ index: Int) -> RequestPriority {
@@ -145,18 +167,13 @@ public final class WarmPlan {
 
     public func url(_ index: Int) -> String {
         let r = records[index]
-        return arena.withUnsafeBufferPointer { buf in
-            String(decoding: UnsafeBufferPointer(rebasing: buf[r.offset..<(r.offset + Int(r.urlLength))]), as: UTF8.self)
-        }
+        return arena.string(at: r.offset, length: Int(r.urlLength))
     }
 
     public func key(_ index: Int) -> String {
         let r = records[index]
         if r.keyLength == 0 { return url(index) }
-        let start = r.offset + Int(r.urlLength)
-        return arena.withUnsafeBufferPointer { buf in
-            String(decoding: UnsafeBufferPointer(rebasing: buf[start..<(start + Int(r.keyLength))]), as: UTF8.self)
-        }
+        return arena.string(at: r.offset.advanced(by: Int(r.urlLength)), length: Int(r.keyLength))
     }
 
     public func source(_ index: Int) -> ManifestSource {
@@ -165,12 +182,74 @@ public final class WarmPlan {
 
     /// The entry that `index` duplicates, or nil.
     public func duplicate(of index: Int) -> Int? {
-        let d = duplicateOf[index]
-        return d < 0 ? nil : Int(d)
+        duplicateOf[UInt32(index)].map(Int.init)
     }
 
     public func describe(_ source: ManifestSource) -> String {
         let path = source.fileIndex < manifestPaths.count ? manifestPaths[source.fileIndex] : "?"
         return "\(path == "-" ? "<stdin>" : path):\(source.line)"
+    }
+}
+
+/// UTF-8 bytes in fixed 4 MiB chunks: growing never copies what is stored
+/// (a doubling array would briefly hold two copies of a huge manifest).
+struct ByteArena {
+    /// Chunk index (high 10 bits) and position in it (low 22 bits): 4 bytes
+    /// a record, for up to 4 GiB of URLs.
+    struct Offset {
+        var packed: UInt32
+        init(chunk: Int, position: Int) { packed = UInt32(chunk) << 22 | UInt32(position) }
+        var chunk: Int { Int(packed >> 22) }
+        var position: Int { Int(packed & 0x3F_FFFF) }
+        func advanced(by n: Int) -> Offset { Offset(chunk: chunk, position: position + n) }
+    }
+    static let chunkSize = 4 << 20
+    static let maxChunks = 1 << 10
+    struct FullError: Error {}
+    private var chunks: [[UInt8]] = []
+
+    /// Appends `a` then `b` contiguously (never split across chunks).
+    mutating func append(_ a: String.UTF8View, _ b: String.UTF8View?) throws -> Offset {
+        let needed = a.count + (b?.count ?? 0)
+        if chunks.isEmpty || chunks[chunks.count - 1].count + needed > Self.chunkSize {
+            guard chunks.count < Self.maxChunks else { throw FullError() }
+            var chunk = [UInt8]()
+            chunk.reserveCapacity(max(Self.chunkSize, needed))
+            chunks.append(chunk)
+        }
+        let last = chunks.count - 1
+        let offset = Offset(chunk: last, position: chunks[last].count)
+        chunks[last].append(contentsOf: a)
+        if let b { chunks[last].append(contentsOf: b) }
+        return offset
+    }
+
+    func string(at offset: Offset, length: Int) -> String {
+        chunks[offset.chunk].withUnsafeBufferPointer { buf in
+            let start = offset.position
+            return String(decoding: UnsafeBufferPointer(rebasing: buf[start..<(start + length)]), as: UTF8.self)
+        }
+    }
+}
+
+/// An append-only array in fixed-size chunks: no reallocation copies, so
+/// the peak memory of a million records is the records themselves.
+struct ChunkedArray<Element> {
+    private static var chunkLength: Int { 1 << 16 }
+    private var chunks: [[Element]] = []
+    private(set) var count = 0
+
+    mutating func append(_ e: Element) {
+        if count % Self.chunkLength == 0 {
+            var c = [Element]()
+            c.reserveCapacity(Self.chunkLength)
+            chunks.append(c)
+        }
+        chunks[chunks.count - 1].append(e)
+        count += 1
+    }
+
+    subscript(i: Int) -> Element {
+        chunks[i / Self.chunkLength][i % Self.chunkLength]
     }
 }

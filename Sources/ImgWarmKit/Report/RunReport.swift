@@ -67,11 +67,12 @@ public struct RunReport {
             if dryRun && (r.outcome == .downloaded || r.outcome == .revalidated) {
                 outcome = r.outcome == .downloaded ? "would-download" : "would-revalidate"
             }
+            let dims = ledger.dimensions(winner)
             try body(Row(
                 url: Redaction.url(plan.url(index)), key: Redaction.url(key), file: file,
                 outcome: outcome, error: r.error.name, status: r.status == 0 ? nil : Int(r.status),
                 bytes: Int(wr.bytes), format: wr.format?.rawValue,
-                width: wr.width == 0 ? nil : Int(wr.width), height: wr.height == 0 ? nil : Int(wr.height),
+                width: dims?.0, height: dims?.1,
                 attempts: Int(r.attempts), milliseconds: Int(r.milliseconds), source: plan.describe(source),
                 reason: ledger.reason(index), manifest: manifestName(source)))
         }
