@@ -133,20 +133,33 @@ public struct ManifestReader {
         case problem(ManifestProblem)
     }
 
+    /// Whitespace between fields and around a line (ASCII: manifests are
+    /// machine-written, and this keeps the per-line cost at byte speed).
+    @inline(__always) static func isBlank(_ c: UInt8) -> Bool {
+        c == 0x20 || c == 0x09 || c == 0x0D || c == 0x0B || c == 0x0C
+    }
+
     func parse(line bytes: [UInt8], source: ManifestSource) -> Parsed {
         func problem(_ reason: String) -> Parsed { .problem(ManifestProblem(source: source, reason: reason)) }
-        if bytes.contains(0) { return problem("NUL byte in line (binary data?)") }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        var lo = 0, hi = bytes.count
+        while lo < hi && Self.isBlank(bytes[lo]) { lo += 1 }
+        while hi > lo && Self.isBlank(bytes[hi - 1]) { hi -= 1 }
+        if lo == hi || bytes[lo] == UInt8(ascii: "#") { return .none }
+        let line = bytes[lo..<hi]
+        var ascii = true
+        for c in line {
+            if c == 0 { return problem("NUL byte in line (binary data?)") }
+            if c >= 0x80 { ascii = false }
+        }
+        if !ascii && String(validating: line, as: UTF8.self) == nil {
             return problem("line is not valid UTF-8")
         }
-        let trimmed = text.trimmingWhitespace()
-        if trimmed.isEmpty || trimmed.hasPrefix("#") { return .none }
 
         var url: String
         var key: String?
         var priority: RequestPriority?
-        if trimmed.hasPrefix("{") {
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else {
+        if line.first == UInt8(ascii: "{") {
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
                 return problem("invalid JSON object")
             }
             guard let u = object["url"] as? String else { return problem("JSON line has no \"url\" string") }
@@ -165,14 +178,21 @@ public struct ManifestReader {
                 return problem("unknown field \"\(name)\" (expected url, priority, key)")
             }
         } else {
-            let fields = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            url = String(fields[0])
+            var fields: [ArraySlice<UInt8>] = []
+            var i = line.startIndex
+            while i < line.endIndex {
+                while i < line.endIndex && Self.isBlank(line[i]) { i += 1 }
+                let start = i
+                while i < line.endIndex && !Self.isBlank(line[i]) { i += 1 }
+                if start < i { fields.append(line[start..<i]) }
+            }
+            url = String(decoding: fields[0], as: UTF8.self)
             for field in fields.dropFirst() {
-                guard let eq = field.firstIndex(of: "=") else {
-                    return problem("unexpected text '\(Self.clip(String(field)))' after the URL (fields are name=value)")
+                guard let eq = field.firstIndex(of: UInt8(ascii: "=")) else {
+                    return problem("unexpected text '\(Self.clip(String(decoding: field, as: UTF8.self)))' after the URL (fields are name=value)")
                 }
-                let name = field[..<eq]
-                let value = String(field[field.index(after: eq)...])
+                let name = String(decoding: field[..<eq], as: UTF8.self)
+                let value = String(decoding: field[(eq + 1)...], as: UTF8.self)
                 switch name {
                 case "priority":
                     guard let p = RequestPriority(name: value) else {
@@ -183,7 +203,7 @@ public struct ManifestReader {
                     guard !value.isEmpty else { return problem("empty key=") }
                     key = value
                 default:
-                    return problem("unknown field '\(Self.clip(String(name)))' (expected priority= or key=)")
+                    return problem("unknown field '\(Self.clip(name))' (expected priority= or key=)")
                 }
             }
         }
@@ -196,23 +216,43 @@ public struct ManifestReader {
 
     /// Why a string is not a URL imgwarm fetches, or nil.
     public static func urlProblem(_ url: String) -> String? {
-        guard let colon = url.firstIndex(of: ":") else { return "not a URL" }
-        let scheme = url[..<colon].lowercased()
-        guard scheme == "http" || scheme == "https" else {
+        let u = url.utf8
+        func hasPrefixIgnoringCase(_ p: String) -> Bool {
+            guard u.count >= p.utf8.count else { return false }
+            return zip(u, p.utf8).allSatisfy { a, b in a | 0x20 == b }
+        }
+        let schemeLength: Int
+        if hasPrefixIgnoringCase("https://") {
+            schemeLength = 8
+        } else if hasPrefixIgnoringCase("http://") {
+            schemeLength = 7
+        } else {
+            guard let colon = url.firstIndex(of: ":") else { return "not a URL" }
+            let scheme = url[..<colon].lowercased()
             if scheme.isEmpty || !scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) {
                 return "not a URL"
             }
+            if scheme == "http" || scheme == "https" { return "not a URL (expected \(scheme)://host/...)" }
             return "unsupported scheme '\(clip(scheme))' (only http and https)"
         }
-        let rest = url[url.index(after: colon)...]
-        guard rest.hasPrefix("//") else { return "not a URL (expected \(scheme)://host/...)" }
-        let afterSlashes = rest.dropFirst(2)
-        let authority = afterSlashes.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let host = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-        if host.isEmpty || host.hasPrefix(":") { return "URL has no host" }
-        for u in url.unicodeScalars where u.value <= 0x20 || u.value == 0x7F {
-            return "URL contains a space or control character"
+        var hostStart = schemeLength
+        var hostLength = 0
+        var index = 0
+        for c in u {
+            if c <= 0x20 || c == 0x7F { return "URL contains a space or control character" }
+            if index >= schemeLength && hostStart >= 0 {
+                if c == UInt8(ascii: "/") || c == UInt8(ascii: "?") || c == UInt8(ascii: "#") {
+                    hostStart = -1  // authority ended
+                } else if c == UInt8(ascii: "@") {
+                    hostLength = 0  // userinfo before it
+                } else {
+                    hostLength += 1
+                    if hostLength == 1 && c == UInt8(ascii: ":") { return "URL has no host" }
+                }
+            }
+            index += 1
         }
+        if hostLength == 0 { return "URL has no host" }
         return nil
     }
 
