@@ -203,6 +203,15 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         #expect(info(validate(Fixture.png(40, 30), options))?.width == 40)
     }
 
+    @Test func gifFramesHaveAPixelBudget() {
+        // 20x20 first frame, then 10x10 frames: 400 + 100 * 97 > 10 * 1000.
+        let gif = Fixture.gif(20, 20, frames: 100)
+        var options = ValidationOptions()
+        options.maxPixels = 1000
+        #expect(reason(validate(gif, options)) == "GIF frames add up to more than 10 times the pixel limit of 1000 (10100 pixels by frame 98)")
+        #expect(info(validate(gif))?.frames == 100)
+    }
+
     @Test func zeroPixelImages() {
         #expect(reason(validate(Fixture.withIHDRSize(Fixture.png(8, 8), width: 0, height: 0))) == "PNG has no pixels: IHDR gives 0x0")
         var gif = Fixture.gif(8, 8)

@@ -26,6 +26,9 @@ enum CodecBridge {
             return .success(ImageInfo(format: format, width: width, height: height, frames: Int(result.frames)))
         case IW_TRUNCATED:
             return .failure(ValidationFailure("truncated \(name): \(reason)"))
+        case IW_TOO_LARGE where !reason.isEmpty:
+            // A limit other than one image's size (GIF frames in total).
+            return .failure(ValidationFailure("\(name) \(reason)"))
         case IW_TOO_LARGE:
             return .failure(Limits.tooLarge(name, width: width, height: height, maxPixels: maxPixels))
         case IW_NO_PIXELS:
