@@ -52,7 +52,8 @@ enum Limits {
         guard let w = info.width, let h = info.height else { return nil }
         let name = info.format.displayName
         if w == 0 || h == 0 { return ValidationFailure("\(name) has no pixels: header gives \(w)x\(h)") }
-        if UInt64(w).multipliedReportingOverflow(by: UInt64(h)).partialValue > maxPixels {
+        let pixels = UInt64(w).multipliedReportingOverflow(by: UInt64(h))
+        if pixels.overflow || pixels.partialValue > maxPixels {
             return tooLarge(name, width: w, height: h, maxPixels: maxPixels)
         }
         return nil
