@@ -16,6 +16,7 @@ packages=(
   nginx                  # loopback server for the demo and benchmarks
   curl aria2 wget2 hyperfine   # the peers in scripts/bench.sh
   python3                # test image generation helpers in scripts/
+  imagemagick            # scripts/bench-validate.sh makes its images with convert
 )
 
 missing=()

@@ -15,6 +15,12 @@
    desynchronised (corrupt) entropy data leaves far more behind. */
 #define IW_JPEG_TOLERATED_EXTRANEOUS_BYTES 64
 
+/* Output scale 1/IW_JPEG_SCALE_DENOM (see iw_jpeg_run); a macro so the
+   gain can be measured against full-size decoding. */
+#ifndef IW_JPEG_SCALE_DENOM
+#define IW_JPEG_SCALE_DENOM 8
+#endif
+
 typedef struct {
     struct jpeg_error_mgr pub;  /* first: libjpeg casts to it */
     jmp_buf jump;
@@ -95,11 +101,13 @@ static int iw_jpeg_run(struct jpeg_decompress_struct *cinfo, jpeg_ctx_err *e,
     if (iw_exceeds(cinfo->image_width, cinfo->image_height, max_pixels)) return IW_TOO_LARGE;
 
     /* Damage is found by the entropy decoder, which parses every
-       coefficient of every block whatever the output scale. So decode at
-       1/8 scale with the fast IDCT and no smoothing: the same blocks are
-       checked, the IDCT and colour work shrink ~8x per side. */
+       coefficient of every block whatever the output scale (at 1/8 the AC
+       coefficients are parsed and dropped, bad codes still warn). So
+       decode at 1/8 scale with the fast IDCT and no smoothing: the same
+       blocks are checked, the IDCT and colour work shrink. Measured on
+       ~200 KB photos: 1.5x faster baseline, 1.2x progressive. */
     cinfo->scale_num = 1;
-    cinfo->scale_denom = 8;
+    cinfo->scale_denom = IW_JPEG_SCALE_DENOM;
     cinfo->dct_method = JDCT_IFAST;
     cinfo->do_fancy_upsampling = FALSE;
     cinfo->do_block_smoothing = FALSE;

@@ -123,6 +123,12 @@ int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_res
             return IW_NO_PIXELS;
         }
         if (iw_exceeds(w, h, max_pixels)) return IW_TOO_LARGE;
+        if (w > IW_PNG_MAX_SIDE || h > IW_PNG_MAX_SIDE) {
+            /* Within the pixel limit yet too long a side for libpng's
+               limits: say so rather than libpng's "Invalid IHDR data". */
+            iw_set_reason(out, "IHDR gives %ux%u, a side longer than %u pixels", w, h, IW_PNG_MAX_SIDE);
+            return IW_CORRUPT;
+        }
     }
     png_ctx c;
     memset(&c, 0, sizeof c);

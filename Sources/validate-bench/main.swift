@@ -45,6 +45,7 @@ for label in groups.keys.sorted() {
         elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     } while elapsed < seconds
     let avgKB = Double(groupBytes) / Double(images.count) / 1000
-    print(String(format: "%-14@ %4d files, avg %7.1f KB: %8.1f images/s %7.1f MB/s",
-                 label as NSString, images.count, avgKB, Double(count) / elapsed, Double(bytes) / elapsed / 1e6))
+    let figures = String(format: "%2d files, avg %6.1f KB: %8.1f images/s %7.1f MB/s",
+                         images.count, avgKB, Double(count) / elapsed, Double(bytes) / elapsed / 1e6)
+    print(label.padding(toLength: 24, withPad: " ", startingAt: 0) + figures)
 }

@@ -63,6 +63,18 @@ enum Fixture {
         return out
     }
 
+    /// Inserts a chunk before the first chunk of type `before`, with its
+    /// correct CRC unless `badCRC`.
+    static func insertingChunk(_ png: [UInt8], _ type: String, _ data: [UInt8], before: String, badCRC: Bool = false) -> [UInt8] {
+        let at = chunks(png).first { $0.type == before }!.offset
+        var chunk = [UInt8](repeating: 0, count: 4) + Array(type.utf8) + data + [0, 0, 0, 0]
+        put32(&chunk, 0, UInt32(data.count))
+        put32(&chunk, 8 + data.count, crc32(chunk[4..<(8 + data.count)]) ^ (badCRC ? 1 : 0))
+        var out = png
+        out.insert(contentsOf: chunk, at: at)
+        return out
+    }
+
     static func put32(_ bytes: inout [UInt8], _ at: Int, _ v: UInt32) {
         for k in 0..<4 { bytes[at + k] = UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32(k))) }
     }

@@ -69,10 +69,14 @@ enum Mutation {
         let perImage = env["IMGWARM_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 4000
         let deadline = Date().addingTimeInterval(env["IMGWARM_FUZZ_SECONDS"].flatMap(Double.init) ?? 15)
         var failures = 0, passes = 0
+        var headerOnly = ValidationOptions()
+        headerOnly.decode = false
         for (index, (name, original)) in Self.seeds.enumerated() {
             var rng = SeededRandom(seed: 0x1316_0000 + UInt64(index))
             for i in 0..<perImage {
                 let mutated = Mutation.mutate(original, &rng)
+                // The header-only path (--no-validate) reads the same bytes.
+                _ = ImageValidator.validate(mutated, options: headerOnly)
                 switch ImageValidator.validate(mutated, options: ValidationOptions()) {
                 case .success(let info):
                     passes += 1

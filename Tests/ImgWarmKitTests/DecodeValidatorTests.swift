@@ -159,6 +159,32 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         #expect(r == "corrupt JPEG: bad Huffman code", "\(r ?? "passed")")
     }
 
+    @Test func ancillaryDamageIsTolerated() {
+        // libpng drops an ancillary chunk with a bad CRC and shows the
+        // image, as browsers and ImageIO do: not a broken image.
+        let png = Fixture.insertingChunk(Fixture.png(16, 16), "tEXt", Array("Comment\0hello".utf8), before: "IDAT", badCRC: true)
+        #expect(validate(png) == .success(ImageInfo(format: .png, width: 16, height: 16, frames: 1)))
+        // A damaged critical chunk is fatal.
+        let badPLTE = Fixture.insertingChunk(Fixture.png(16, 16), "PLTE", [1, 2, 3], before: "IDAT", badCRC: true)
+        #expect(reason(validate(badPLTE)) == "corrupt PNG: PLTE: CRC error")
+    }
+
+    @Test func jpegStrayBytesBeforeEOI() {
+        // A few stray bytes after the scan (encoder padding, common in the
+        // wild) are tolerated; hundreds mean the entropy data is off.
+        let jpeg = Fixture.jpeg(32, 32)
+        let few = Array(jpeg.dropLast(2)) + [0x12, 0x34, 0x56] + [0xFF, 0xD9]
+        #expect(validate(few) == .success(ImageInfo(format: .jpeg, width: 32, height: 32, frames: 1)))
+        let many = Array(jpeg.dropLast(2)) + [UInt8](repeating: 0x42, count: 300) + [0xFF, 0xD9]
+        let r = reason(validate(many))
+        #expect(r?.hasPrefix("corrupt JPEG: ") == true && r?.hasSuffix("extraneous bytes before marker 0xd9") == true, "\(r ?? "passed")")
+    }
+
+    @Test func pngSideBeyondLibpngLimit() {
+        let png = Fixture.withIHDRSize(Fixture.png(8, 8), width: 2_000_000, height: 1)
+        #expect(reason(validate(png)) == "corrupt PNG: IHDR gives 2000000x1, a side longer than 1000000 pixels")
+    }
+
     @Test func hugePNGIsRefusedFromItsHeader() {
         // Real IDAT of a 32x32 image behind a header claiming 60000x60000:
         // decoding would fail on the data; refusal must come first.
@@ -175,6 +201,15 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         #expect(reason(validate(Handmade.webpLossless(40, 30), options)) == "WebP 40x30 exceeds the pixel limit of 1000")
         options.maxPixels = 1200
         #expect(info(validate(Fixture.png(40, 30), options))?.width == 40)
+    }
+
+    @Test func gifFramesHaveAPixelBudget() {
+        // 20x20 first frame, then 10x10 frames: 400 + 100 * 97 > 10 * 1000.
+        let gif = Fixture.gif(20, 20, frames: 100)
+        var options = ValidationOptions()
+        options.maxPixels = 1000
+        #expect(reason(validate(gif, options)) == "GIF frames add up to more than 10 times the pixel limit of 1000 (10100 pixels by frame 98)")
+        #expect(info(validate(gif))?.frames == 100)
     }
 
     @Test func zeroPixelImages() {

@@ -29,7 +29,8 @@ typedef enum {
     /* The data is damaged or not a valid stream of this format. */
     IW_CORRUPT = 2,
     /* width x height (of the image, or of a GIF frame) exceeds max_pixels;
-       width and height in the result say how large. */
+       width and height in the result say how large, reason is empty. With
+       a reason: another size limit (the frames of a GIF in total). */
     IW_TOO_LARGE = 3,
     /* The image has 0 pixels (0 width or height, or a GIF with no frame). */
     IW_NO_PIXELS = 4,

@@ -40,6 +40,25 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
         case strayTempFiles = "stray_temp_files"
         case deleteErrors = "delete_errors"
     }
+
+    /// The documented shape; `delete_errors` only when a removal failed.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(checked, forKey: .checked)
+        try c.encode(broken, forKey: .broken)
+        try c.encode(strayTempFiles, forKey: .strayTempFiles)
+        try c.encode(deleted, forKey: .deleted)
+        if !deleteErrors.isEmpty { try c.encode(deleteErrors, forKey: .deleteErrors) }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        checked = try c.decode(Int.self, forKey: .checked)
+        broken = try c.decode([BrokenCacheEntry].self, forKey: .broken)
+        strayTempFiles = try c.decode([String].self, forKey: .strayTempFiles)
+        deleted = try c.decode(Bool.self, forKey: .deleted)
+        deleteErrors = try c.decodeIfPresent([String].self, forKey: .deleteErrors) ?? []
+    }
 }
 
 /// `imgwarm cache verify`: decodes every entry of a cache folder as the app

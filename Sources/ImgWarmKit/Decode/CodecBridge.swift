@@ -26,6 +26,9 @@ enum CodecBridge {
             return .success(ImageInfo(format: format, width: width, height: height, frames: Int(result.frames)))
         case IW_TRUNCATED:
             return .failure(ValidationFailure("truncated \(name): \(reason)"))
+        case IW_TOO_LARGE where !reason.isEmpty:
+            // A limit other than one image's size (GIF frames in total).
+            return .failure(ValidationFailure("\(name) \(reason)"))
         case IW_TOO_LARGE:
             return .failure(Limits.tooLarge(name, width: width, height: height, maxPixels: maxPixels))
         case IW_NO_PIXELS:
@@ -49,7 +52,8 @@ enum Limits {
         guard let w = info.width, let h = info.height else { return nil }
         let name = info.format.displayName
         if w == 0 || h == 0 { return ValidationFailure("\(name) has no pixels: header gives \(w)x\(h)") }
-        if UInt64(w).multipliedReportingOverflow(by: UInt64(h)).partialValue > maxPixels {
+        let pixels = UInt64(w).multipliedReportingOverflow(by: UInt64(h))
+        if pixels.overflow || pixels.partialValue > maxPixels {
             return tooLarge(name, width: w, height: h, maxPixels: maxPixels)
         }
         return nil
