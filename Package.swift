@@ -96,6 +96,13 @@ let package = Package(
             dependencies: ["ImgWarmKit", "TestSupport"],
             swiftSettings: swiftSettings
         ),
+        // Issue 9: the adversarial suite (kills, concurrent runs, disk full,
+        // network faults at scale, bad manifests, TLS) against the binary.
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["ImgWarmKit", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
     ],
     swiftLanguageModes: [.v5]
 )

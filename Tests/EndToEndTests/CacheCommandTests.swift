@@ -1,11 +1,6 @@
 import Foundation
 import Testing
-
-func makeTempDirectory(_ name: String = "imgwarm-e2e") -> String {
-    let path = NSTemporaryDirectory() + "\(name)-\(UUID().uuidString)"
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
+import TestSupport
 
 @Suite struct CacheCommandTests {
     @Test func versionAndHelp() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `imgwarm cache verify` as a user runs it: output lines, JSON, exit codes.
 @Suite struct DecodeVerifyCommand {

@@ -18,6 +18,8 @@
 //   /retry-after/{s}/{n}/REST  503 with `Retry-After: s` (seconds) for the
 //                              first n requests to this exact path, then REST.
 //   /retry-after-date/{s}/{n}/REST  the same with an HTTP-date Retry-After.
+//   /too-many/{s}/{n}/REST     429 with `Retry-After: s` for the first n
+//                              requests to this exact path, then REST.
 //   /redirect/{n}/REST         302 to /redirect/{n-1}/REST; n = 0 is REST.
 //   /loop                      302 to itself, forever.
 //   /redirect-to?url=URL       302 to URL (percent-decoded), e.g. file:///etc/passwd.
@@ -288,11 +290,11 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             } else {
                 route(context: context, path: rest(after: 2), query: query, request: request, countForPath: countForPath)
             }
-        case "retry-after", "retry-after-date":
+        case "retry-after", "retry-after-date", "too-many":
             guard let seconds = intPart(1), let n = intPart(2) else { return notFound(context) }
             if countForPath <= n {
-                let value = first == "retry-after" ? String(seconds) : Self.httpDate(Date().addingTimeInterval(Double(seconds)))
-                send(context, status: .serviceUnavailable, headers: [("Retry-After", value)],
+                let value = first != "retry-after-date" ? String(seconds) : Self.httpDate(Date().addingTimeInterval(Double(seconds)))
+                send(context, status: first == "too-many" ? .tooManyRequests : .serviceUnavailable, headers: [("Retry-After", value)],
                      body: Array("busy FAILED-RESPONSE-BODY\n".utf8))
             } else {
                 route(context: context, path: rest(after: 3), query: query, request: request, countForPath: countForPath)

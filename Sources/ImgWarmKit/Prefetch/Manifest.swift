@@ -175,7 +175,7 @@ public struct ManifestReader {
                 priority = parsed
             }
             for name in object.keys where !["url", "key", "priority"].contains(name) {
-                return problem("unknown field \"\(name)\" (expected url, priority, key)")
+                return problem("unknown field \"\(Self.clip(name))\" (expected url, priority, key)")
             }
         } else {
             var fields: [ArraySlice<UInt8>] = []
@@ -262,7 +262,22 @@ public struct ManifestReader {
         return String(url[..<i])
     }
 
+    /// Manifest text quoted in a message: at most `max` characters, and
+    /// control characters (C0, DEL, C1) written as `\u{1B}`, so that a
+    /// manifest line cannot send terminal escape sequences or forge extra
+    /// lines through imgwarm's stderr (found by scripts/fuzz.sh).
     static func clip(_ s: String, _ max: Int = 80) -> String {
-        s.count <= max ? s : String(s.prefix(max)) + "…"
+        var out = ""
+        var count = 0
+        for scalar in s.unicodeScalars {
+            if count == max { return out + "…" }
+            count += 1
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }

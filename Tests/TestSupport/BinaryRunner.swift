@@ -1,16 +1,17 @@
 import Foundation
 
-/// Runs the real `imgwarm` binary, as a user or a CI job would.
-struct BinaryRunner {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var signalled: Bool
+/// Runs the real `imgwarm` binary, as a user or a CI job would. Shared by
+/// the end-to-end and reliability tests (public for that reason).
+public struct BinaryRunner {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+        public var signalled: Bool
     }
 
     /// The `imgwarm` executable built next to the test bundle.
-    static let executable: String = {
+    public static let executable: String = {
         var candidates: [String] = []
         if let exe = Bundle.main.executablePath {
             candidates.append((exe as NSString).deletingLastPathComponent + "/imgwarm")
@@ -26,19 +27,19 @@ struct BinaryRunner {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
     }()
 
-    static let examplesDirectory: String = {
+    public static let examplesDirectory: String = {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path + "/examples"
     }()
 
     /// Runs `imgwarm args...`; `stdin` is written to its standard input.
     /// Killed after `timeout` seconds so a hang fails the test instead of CI.
     @discardableResult
-    static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:], timeout: Double = 120) throws -> Result {
+    public static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:], timeout: Double = 120) throws -> Result {
         let p = try start(args, stdin: stdin, environment: environment)
         return p.wait(timeout: timeout)
     }
 
-    static func start(_ args: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Running {
+    public static func start(_ args: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = args
@@ -57,21 +58,21 @@ struct BinaryRunner {
         return running
     }
 
-    final class Running: @unchecked Sendable {
-        let process: Process
+    public final class Running: @unchecked Sendable {
+        public let process: Process
         private let out: Pipe
         private let err: Pipe
         private var outData = Data()
         private var errData = Data()
         private let group = DispatchGroup()
 
-        init(process: Process, out: Pipe, err: Pipe) {
+        fileprivate init(process: Process, out: Pipe, err: Pipe) {
             self.process = process
             self.out = out
             self.err = err
         }
 
-        func startReading() {
+        fileprivate func startReading() {
             group.enter()
             DispatchQueue.global().async {
                 self.outData = self.out.fileHandleForReading.readDataToEndOfFile()
@@ -84,9 +85,9 @@ struct BinaryRunner {
             }
         }
 
-        func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
+        public func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
-        func wait(timeout: Double) -> Result {
+        public func wait(timeout: Double) -> Result {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning && Date() < deadline { usleep(10_000) }
             if process.isRunning {

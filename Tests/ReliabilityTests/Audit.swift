@@ -1,0 +1,111 @@
+import Foundation
+import TestSupport
+
+/// A deterministic RNG (SplitMix64), so a failing kill schedule can be
+/// replayed exactly from its seed.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// What a look at a cache folder found: the promise under test is that
+/// every file under a cache name is exactly one of the images served.
+struct CacheAudit {
+    var whole = 0
+    var problems: [String] = []
+}
+
+/// Checks every entry of `cache` (hidden state excluded) against `expected`
+/// (cache file name → the bytes served for it): an unknown name, a short or
+/// different file is a problem.
+func auditCache(_ cache: String, expected: [String: [UInt8]]) -> CacheAudit {
+    var audit = CacheAudit()
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).filter { !$0.hasPrefix(".") }
+    for name in names {
+        guard let want = expected[name] else {
+            audit.problems.append("\(name): not a cache name of any served image")
+            continue
+        }
+        // A concurrent remover may unlink the file between the listing and
+        // the read: gone is fine, only a present file must be whole.
+        guard let data = FileManager.default.contents(atPath: cache + "/" + name) else { continue }
+        if [UInt8](data) == want {
+            audit.whole += 1
+        } else {
+            audit.problems.append("\(name): \(data.count) bytes, expected the \(want.count) bytes served")
+        }
+    }
+    return audit
+}
+
+/// Files in the cache's temp folder (`.imgwarm/tmp`).
+func tempFiles(_ cache: String) -> [String] {
+    (try? FileManager.default.contentsOfDirectory(atPath: cache + "/.imgwarm/tmp")) ?? []
+}
+
+/// Cache file name (last path component of `cache path`) for each URL.
+func cacheNames(_ f: WarmFixture, _ urls: [String]) throws -> [String] {
+    try f.cachePaths(urls).map { ($0 as NSString).lastPathComponent }
+}
+
+/// Lines of text that contain a C0 control character or DEL other than the
+/// line feed: what an attacker-written manifest could use to rewrite a
+/// terminal (ANSI escapes) or forge log lines.
+func linesWithControlCharacters(_ text: String) -> [String] {
+    text.split(separator: "\n").map(String.init).filter { line in
+        line.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
+    }
+}
+
+/// `sqlite3 DB 'PRAGMA integrity_check'` when sqlite3 is installed: "ok",
+/// or nil without sqlite3.
+func sqliteIntegrity(_ db: String) -> String? {
+    let candidates = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"]
+    guard let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: tool)
+    p.arguments = [db, "PRAGMA integrity_check"]
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = out
+    guard (try? p.run()) != nil else { return nil }
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// Runs a helper program (mount, openssl, ...) and returns its status and
+/// output; nil when it cannot be started.
+@discardableResult
+func runTool(_ path: String, _ args: [String]) -> (status: Int32, output: String)? {
+    guard FileManager.default.isExecutableFile(atPath: path) else { return nil }
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    p.arguments = args
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = out
+    guard (try? p.run()) != nil else { return nil }
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// The first of `names` found on the usual PATH directories.
+func findTool(_ names: String...) -> String? {
+    let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        + ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+    for name in names {
+        for dir in dirs where FileManager.default.isExecutableFile(atPath: dir + "/" + name) {
+            return dir + "/" + name
+        }
+    }
+    return nil
+}

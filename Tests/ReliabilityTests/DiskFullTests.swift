@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// PRODUCT.md: exit status 3 when "the cache cannot be used (... disk
+/// full)"; errors are one line naming the path; files already written
+/// stay intact and no partial file is left.
+@Suite(.serialized) struct DiskFullTests {
+    /// Mounting a tmpfs needs root (CAP_SYS_ADMIN); CI runs as root.
+    static let canMountTmpfs: Bool = {
+        guard let mount = findTool("mount"), let umount = findTool("umount") else { return false }
+        let probe = makeTempDirectory("imgwarm-tmpfs-probe")
+        defer { try? FileManager.default.removeItem(atPath: probe) }
+        guard runTool(mount, ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe])?.status == 0 else { return false }
+        runTool(umount, [probe])
+        return true
+    }()
+
+    @Test(.enabled(if: canMountTmpfs, "skipped: cannot `mount -t tmpfs` here (needs root); the disk-full test did not run"))
+    func diskFullExitsThreeWithOneClearLineAndKeepsWrittenFilesWhole() throws {
+        let f = try WarmFixture()
+        let mountPoint = f.dir + "/small"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try #require(findTool("mount")), umount = try #require(findTool("umount"))
+        let mounted = runTool(mount, ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint])
+        try #require(mounted?.status == 0, "mount failed: \(mounted?.output ?? "no mount")")
+        defer { runTool(umount, ["-l", mountPoint]) }
+
+        // 40 images of ~120 KB: 4.8 MB for a 2 MB file system.
+        var urls: [String] = []
+        var bodies: [[UInt8]] = []
+        for i in 0..<40 {
+            let bytes = TinyPNG.make(width: 200, height: 200, seed: 90_000 + i)
+            f.server.setFile("/big/\(i).png", bytes: bytes, contentType: "image/png")
+            urls.append(f.server.url("/big/\(i).png"))
+            bodies.append(bytes)
+        }
+        let cache = mountPoint + "/cache"
+        let names = try BinaryRunner.run(["cache", "path", "--cache", cache, "--"] + urls).stdout
+            .split(separator: "\n").map { ($0 as NSString).lastPathComponent }
+        let expected = Dictionary(uniqueKeysWithValues: zip(names, bodies))
+        let manifest = f.writeManifest(urls)
+        let report = f.dir + "/report.json"  // outside the full file system
+        let r = try BinaryRunner.run(["warm", manifest, "--cache", cache, "-j", "4", "--progress", "none", "--report", report])
+
+        #expect(!r.signalled, "\(r.stderr)")
+        #expect(r.status == 3, "status \(r.status): \(r.stderr)")
+        // The final line says what happened and where, on one line.
+        let lastLine = r.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(lastLine.contains("disk full"), "\(r.stderr)")
+        #expect(lastLine.contains(cache), "\(lastLine)")
+        // Files already written are whole; no partial file, no temp file.
+        let audit = auditCache(cache, expected: expected)
+        #expect(audit.problems.isEmpty, "\(audit.problems)")
+        #expect(audit.whole > 0, "nothing was written before the disk filled up")
+        #expect(audit.whole < urls.count)
+        #expect(tempFiles(cache).isEmpty, "\(tempFiles(cache))")
+        // The report is written and accounts for every entry.
+        let (entries, totals) = try f.report(report)
+        #expect(entries.count == urls.count)
+        #expect(totals["downloaded"] as? Int == audit.whole)
+        #expect(entries.contains { $0["error"] as? String == "disk" })
+        // imgwarm's own check agrees: nothing broken, no stray temp file.
+        let verify = try BinaryRunner.run(["cache", "verify", "--cache", cache])
+        #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+    }
+}
