@@ -126,8 +126,16 @@ struct WarmCommand: ParsableCommand {
         if ExecutionOrder(rawValue: order.lowercased()) == nil { throw ValidationError("--order must be fifo or lifo") }
         if ProgressPrinter.Mode(rawValue: progress) == nil { throw ValidationError("--progress must be auto, bar, lines or none") }
         if shard != nil && shards != nil { throw ValidationError("use either --shard K/N or --shards N") }
-        for h in headers where !h.contains(":") || h.hasPrefix(":") {
-            throw ValidationError("--header must be 'Name: value'")
+        // The same rules as DownloaderConfiguration.validate(), checked here
+        // so a bad header is a usage error (exit 2), not a failure after the
+        // cache was prepared (it was exit 1). The value is never quoted.
+        for h in headers {
+            let name = h.prefix { $0 != ":" }
+            if name.count == h.count || name.trimmingCharacters(in: .whitespaces).isEmpty
+                || name.contains(where: { $0 == " " || $0 == "\t" })
+                || h.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+                throw ValidationError("--header must be one 'Name: value' line (a name without spaces)")
+            }
         }
         if manifests.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read once") }
         _ = try shardSelection()

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import TestSupport
 
@@ -45,13 +48,15 @@ import TestSupport
 
         let server = Process()
         server.executableURL = URL(fileURLWithPath: python)
-        server.arguments = [dir + "/serve.py", root, cert, key, "60"]
+        server.arguments = [dir + "/serve.py", root, cert, key, "30"]
         let out = Pipe()
         server.standardOutput = out
         server.standardError = FileHandle.nullDevice
         try server.run()
         defer {
-            if server.isRunning { server.terminate() }
+            // Our own child, by pid (SIGTERM was not enough to stop it at
+            // once under the test runner).
+            if server.isRunning { kill(server.processIdentifier, SIGKILL) }
             server.waitUntilExit()
         }
         let firstLine = out.fileHandleForReading.availableDataLine(timeout: 20)
@@ -98,7 +103,7 @@ extension FileHandle {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             if poll(&pfd, 1, 100) > 0 {
                 var byte: UInt8 = 0
-                if read(fd, &byte, 1) != 1 { break }
+                if Glibc.read(fd, &byte, 1) != 1 { break }
                 if byte == 0x0A { break }
                 collected.append(byte)
             }

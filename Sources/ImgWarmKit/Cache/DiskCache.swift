@@ -112,7 +112,7 @@ public final class DiskCache: @unchecked Sendable {
     @discardableResult
     public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheFileName, replacing previous: String? = nil) throws -> String {
         let final = directory + "/" + name.storedName
-        let temp = tempDirectory + "/\(getpid())-\(tempCounter.next()).tmp"
+        let temp = tempDirectory + "/\(getpid())-\(Self.processTag)-\(tempCounter.next()).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 {
             let e = errno
@@ -169,7 +169,7 @@ public final class DiskCache: @unchecked Sendable {
         for name in Self.listDirectory(tempDirectory) where !name.hasPrefix(".") {
             let path = tempDirectory + "/" + name
             // Keep the temp files of this and other live runs.
-            if let pid = Self.ownerPid(ofTempName: name), pid == getpid() || Self.processIsAlive(pid) { continue }
+            if !isStale(tempName: name, path: path) { continue }
             if unlink(path) == 0 { removed += 1 }
         }
         return removed
@@ -178,10 +178,51 @@ public final class DiskCache: @unchecked Sendable {
     /// Temp files a `verify` considers stray: those of dead processes.
     public func staleTempFiles() -> [String] {
         Self.listDirectory(tempDirectory).filter { name in
-            guard !name.hasPrefix(".") else { return false }
-            if let pid = Self.ownerPid(ofTempName: name), Self.processIsAlive(pid) { return false }
-            return true
+            !name.hasPrefix(".") && isStale(tempName: name, path: tempDirectory + "/" + name)
         }.map { tempDirectory + "/" + $0 }
+    }
+
+    /// Temp names are `PID-TAG-N.tmp`. TAG identifies the writing process
+    /// beyond its pid: runs in other containers (Kubernetes pods sharing a
+    /// volume, each with its own pid namespace, where imgwarm is often pid 1)
+    /// have the same pids, and `PID-N.tmp` names collided there (O_EXCL
+    /// failed: spurious `disk` failures) and one pod's clean-up deleted
+    /// another's live temp files (its rename failed).
+    static let processTag: String = {
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, host.count - 1)
+        // FNV-1a of the host name (the pod name in Kubernetes), then a
+        // random part for hosts that share a name.
+        var hash: UInt32 = 2_166_136_261
+        for c in host.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: c))) &* 16_777_619 }
+        return hex8(hash) + hex8(UInt32.random(in: 0...UInt32.max))
+    }()
+
+    static func hex8(_ v: UInt32) -> String {
+        let h = String(v, radix: 16)
+        return String(repeating: "0", count: 8 - h.count) + h
+    }
+
+    /// Temp files of other hosts are judged by age, not pid (their pids mean
+    /// nothing here): a live run keeps a temp file for the time of one
+    /// write, so one untouched this long belongs to a run that died.
+    static let foreignTempMaxAge: Double = 15 * 60
+
+    /// Whether a temp file belongs to no live run.
+    func isStale(tempName name: String, path: String) -> Bool {
+        let parts = name.split(separator: "-")
+        guard let pid = parts.first.flatMap({ pid_t($0) }) else { return true }
+        if parts.count >= 3 {
+            let tag = parts[1]
+            if tag == Substring(Self.processTag) { return false }  // this process
+            if tag.count != 16 || tag.prefix(8) != Self.processTag.prefix(8) {
+                var st = stat()
+                guard stat(path, &st) == 0 else { return false }
+                return Date().timeIntervalSince1970 - Double(st.st_mtim.tv_sec) > Self.foreignTempMaxAge
+            }
+        }
+        // This host (or a name from before tags): the pid says.
+        return !Self.processIsAlive(pid)
     }
 
     static func ownerPid(ofTempName name: String) -> pid_t? {
