@@ -28,7 +28,7 @@ import TestSupport
         let manifest = f.writeManifest(urls)
 
         var killedRuns = 0, finishedBeforeKill = 0, killsDuringTransfers = 0
-        var killsWithTempFiles = 0, tempFilesLeft = 0, filesChecked = 0
+        var killsWithTempFiles = 0, tempFilesLeft = 0, partialTempFiles = 0, filesChecked = 0
         for run in 0..<50 {
             // Remove about a third of the entries (seeded) so that every run
             // has downloads and writes in flight when the kill comes.
@@ -36,7 +36,12 @@ import TestSupport
                 unlink(f.cache + "/" + name)
             }
             let delay = 50_000 + Int(rng.next() % 1_450_001)  // 50 ms ... 1.5 s
-            let running = try BinaryRunner.start(["warm", manifest, "--cache", f.cache, "-j", "8", "--progress", "none"])
+            // Every other run writes slowly (fault injection: 2 ms per 4 KiB,
+            // ~60 ms per large image), so that many kills land while a temp
+            // file is half written: the case the temp + rename protocol is for.
+            let slow = run % 2 == 1
+            let running = try BinaryRunner.start(["warm", manifest, "--cache", f.cache, "-j", "8", "--progress", "none"],
+                                                 environment: slow ? ["IMGWARM_TEST_SLOW_WRITES": "2000"] : [:])
             usleep(useconds_t(delay))
             if f.server.openRequests > 0 { killsDuringTransfers += 1 }
             running.signal(SIGKILL)
@@ -53,6 +58,11 @@ import TestSupport
             let temps = tempFiles(f.cache)
             if !temps.isEmpty { killsWithTempFiles += 1 }
             tempFilesLeft += temps.count
+            // Partial temp files are what the next run must clean.
+            for t in temps {
+                let size = (try? FileManager.default.attributesOfItem(atPath: f.cache + "/.imgwarm/tmp/" + t)[.size] as? Int) ?? 0
+                if !expected.values.contains(where: { $0.count == size }) { partialTempFiles += 1 }
+            }
             let audit = auditCache(f.cache, expected: expected)
             filesChecked += audit.whole
             #expect(audit.problems.isEmpty, "run \(run), kill after \(delay) µs: \(audit.problems.prefix(5))")
@@ -71,9 +81,12 @@ import TestSupport
         #expect(failed.status == 0, "\(failed.stderr)")
         #expect(failed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !failed.stdout.contains("http"))
         if let check = sqliteIntegrity(f.cache + "/.imgwarm/state.sqlite") { #expect(check == "ok") }
-        print("crash safety: \(killedRuns) runs killed (\(killsDuringTransfers) with requests in flight, \(killsWithTempFiles) with temp files left = mid-write, \(tempFilesLeft) temp files in all), \(finishedBeforeKill) finished before the kill, \(filesChecked) cache files checked byte for byte")
+        print("crash safety: \(killedRuns) runs killed (\(killsDuringTransfers) with requests in flight, \(killsWithTempFiles) with temp files left = mid-write, \(tempFilesLeft) temp files in all, \(partialTempFiles) of them partial), \(finishedBeforeKill) finished before the kill, \(filesChecked) cache files checked byte for byte")
         // Most kills must actually interrupt work, or the test proves nothing.
         #expect(killedRuns >= 35)
         #expect(killsDuringTransfers >= 20)
+        // And the slow-write runs really were cut mid-write several times.
+        #expect(killsWithTempFiles >= 5)
+        #expect(partialTempFiles >= 5)
     }
 }

@@ -127,7 +127,12 @@ public final class DiskCache: @unchecked Sendable {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                // Fault injection for the kill tests (ReliabilityTests): slow,
+                // 4 KiB writes, so a SIGKILL often lands with a partial temp
+                // file on disk. Off unless IMGWARM_TEST_SLOW_WRITES is set.
+                let chunk = Self.slowWritesMicroseconds > 0 ? min(4096, raw.count - offset) : raw.count - offset
+                if Self.slowWritesMicroseconds > 0 { usleep(Self.slowWritesMicroseconds) }
+                let n = write(fd, raw.baseAddress! + offset, chunk)
                 if n < 0 {
                     if errno == EINTR { continue }
                     writeError = errno
@@ -153,6 +158,13 @@ public final class DiskCache: @unchecked Sendable {
         }
         return final
     }
+
+    /// `IMGWARM_TEST_SLOW_WRITES=MICROSECONDS`: a pause before each 4 KiB
+    /// write of a cache file (tests only; 0 = off).
+    static let slowWritesMicroseconds: useconds_t = {
+        guard let v = ProcessInfo.processInfo.environment["IMGWARM_TEST_SLOW_WRITES"], let n = UInt32(v) else { return 0 }
+        return min(n, 1_000_000)
+    }()
 
     /// Sets a file's access and modification time to now (a 304 renews an
     /// entry the way a fresh download would).
