@@ -63,5 +63,16 @@ import TestSupport
         // imgwarm's own check agrees: nothing broken, no stray temp file.
         let verify = try BinaryRunner.run(["cache", "verify", "--cache", cache])
         #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+
+        // A second run on the still-full disk: the same clean exit 3, what
+        // is there stays whole, and the state store still opens.
+        let again = try BinaryRunner.run(["warm", manifest, "--cache", cache, "-j", "4", "--progress", "none"])
+        #expect(!again.signalled && again.status == 3, "status \(again.status): \(again.stderr)")
+        #expect(again.stderr.split(separator: "\n").last.map { $0.contains("disk full") && $0.contains(cache) } == true, "\(again.stderr)")
+        let after = auditCache(cache, expected: expected)
+        #expect(after.problems.isEmpty, "\(after.problems)")
+        #expect(after.whole >= audit.whole)
+        #expect(tempFiles(cache).isEmpty)
+        #expect(try BinaryRunner.run(["cache", "failed", "--cache", cache]).status == 0)
     }
 }
