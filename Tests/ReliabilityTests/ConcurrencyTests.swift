@@ -39,6 +39,10 @@ import TestSupport
         let manifestA = f.writeManifest(Array(urls[0..<140]) + missingA + missingShared, name: "a.txt")
         let manifestB = f.writeManifest(Array(urls[60..<200]).reversed() + missingShared + missingB, name: "b.txt")
         let remover = try Self.removerArguments(cache: f.cache)
+        // The cache folder exists from the start, as on a machine that runs
+        // these from cron (`cache prune` refuses a folder that does not
+        // exist, which is not what this test is about).
+        try FileManager.default.createDirectory(atPath: f.cache, withIntermediateDirectories: true)
         let usesPrune = remover[1] == "prune"
         print("concurrency: concurrent remover is `imgwarm \(remover[0]) \(remover[1])`\(usesPrune ? "" : " (no `cache prune` in this build)")")
 
