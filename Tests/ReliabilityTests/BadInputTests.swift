@@ -106,6 +106,10 @@ import TestSupport
             "http://ivan:PASS@WORD-NINE@127.0.0.1:\(port)/status/404?x",
             "http://judy:PASSWORD-TEN@127.0.0.1:\(port)/secret/ok.png key=http://judy:PASSWORD-TEN@cdn/ok.png",
             "http://kim:PASSWORD-ELEVEN@127.0.0.1:\(port)/\u{1}bad.png",
+            // Combining marks after "@" or "://" merge into one Swift
+            // Character with it: redaction must work on bytes.
+            "http://leo:PASSWORD-TWELVE@\u{301}127.0.0.1:\(port)/x.png",
+            "http://\u{593}mia:PASSWORD-THIRTEEN@127.0.0.1:\(port)/status/404",
         ]
         let secrets = ["PASSWORD-", "WORD-NINE", "BEARER-SECRET-VALUE", "COOKIE-SECRET-VALUE"]
         let manifest = f.writeManifest(lines)

@@ -19,10 +19,24 @@ public func manifestFuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
             break
         case .entry(let e):
             invariant(ManifestReader.urlProblem(e.url) == nil, "accepted an unusable URL")
-            let lower = e.url.lowercased()
-            invariant(lower.hasPrefix("http://") || lower.hasPrefix("https://"), "accepted a non-http(s) URL")
+            // Bytes: String.hasPrefix compares Characters, and "http://"
+            // followed by a combining mark is not a Character prefix.
+            let lower = Array(e.url.utf8.prefix(8)).map { $0 | 0x20 }
+            invariant(lower.starts(with: Array("http://".utf8).map { $0 | 0x20 }) || lower.starts(with: Array("https://".utf8)),
+                      "accepted a non-http(s) URL")
             invariant(!e.key.isEmpty, "empty key")
-            _ = Redaction.url(e.url)
+            // The userinfo (between "://" and the authority's last "@")
+            // never survives redaction.
+            let u = Array(e.url.utf8)
+            let start = lower.count == 8 && lower[4] == UInt8(ascii: "s") ? 8 : 7  // https:// or http://
+            var end = start
+            while end < u.count && !"/?#".utf8.contains(u[end]) { end += 1 }
+            if let at = u[start..<end].lastIndex(of: UInt8(ascii: "@")), at - start >= 3 {
+                let secret = Array(u[start..<at])
+                let red = Array(Redaction.url(e.url).utf8)
+                let leaked = red.count >= secret.count && (0...(red.count - secret.count)).contains { Array(red[$0..<($0 + secret.count)]) == secret }
+                invariant(!leaked, "userinfo survived redaction")
+            }
         case .problem(let p):
             // Reasons are printed to a terminal: one line, no control
             // characters (ANSI escapes), and never a URL's password.
