@@ -27,7 +27,9 @@ import TestSupport
             f.server.setFile(path, bytes: bytes, contentType: "image/png")
             let url = f.server.url(path)
             served[url] = bytes
-            expected[url] = Expect(outcome: "downloaded", error: nil, status: 200, attempts: 1)
+            // Attempts not pinned: on a loaded CI machine one of 10,000 may
+            // need its retry; the outcome is what must hold.
+            expected[url] = Expect(outcome: "downloaded", error: nil, status: 200, attempts: nil)
             lines.append(url)
         }
         func add(_ path: String, _ e: Expect) {
@@ -39,8 +41,8 @@ import TestSupport
         for i in 0..<12 {
             let image = TinyPNG.make(seed: 300_000 + i)
             f.server.setFile("/img/r\(i).png", bytes: image, contentType: "image/png")
-            // Past --timeout 1, on every attempt.
-            add("/slow/4000/img/r\(i).png?\(i)", Expect(outcome: "failed", error: "timeout", attempts: 2))
+            // Past --timeout 2, on every attempt.
+            add("/slow/8000/img/r\(i).png?\(i)", Expect(outcome: "failed", error: "timeout", attempts: 2))
             add("/reset?\(i)", Expect(outcome: "failed", error: "network", attempts: 2))
             add("/truncate?\(i)", Expect(outcome: "failed", error: "network", attempts: 2))
             add("/empty-reply?\(i)", Expect(outcome: "failed", error: "network", attempts: 2))
@@ -61,7 +63,7 @@ import TestSupport
         let manifest = f.writeManifest(lines)
         let report = f.dir + "/report.json", junit = f.dir + "/junit.xml"
         let started = Date()
-        let r = try BinaryRunner.run(["warm", manifest, "--cache", f.cache, "-j", "32", "--timeout", "1", "--connect-timeout", "2",
+        let r = try BinaryRunner.run(["warm", manifest, "--cache", f.cache, "-j", "32", "--timeout", "2", "--connect-timeout", "2",
                                       "--retries", "1", "--max-bytes", "1MiB", "--progress", "none",
                                       "--report", report, "--junit", junit], timeout: 240)
         let seconds = Date().timeIntervalSince(started)
