@@ -1,7 +1,22 @@
 #!/usr/bin/env bash
-# Sets up the machine (packages, build) and runs every test.
+# Sets up the machine (packages, build) and runs every test: unit tests per
+# concern and end-to-end tests of the real binary against loopback servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="/opt/swift/usr/bin:$PATH"
-swift test --skip-build "$@"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
+# One plain closing line with the Swift Testing counts.
+python3 - "$log" <<'PY'
+import re, sys
+text = open(sys.argv[1], errors="replace").read()
+m = re.findall(r"Test run with (\d+) tests? (?:in \d+ suites? )?(passed|failed)(?: after [\d.]+ seconds)?(?: with (\d+) issues?)?", text)
+failed_tests = len(set(re.findall(r"✘ Test (\S+?)\(", text)))
+if m:
+    total = int(m[-1][0])
+    print(f"tests: {total - failed_tests} passed, {failed_tests} failed")
+PY
+exit $status
