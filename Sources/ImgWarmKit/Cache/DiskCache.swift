@@ -123,19 +123,7 @@ public final class DiskCache: @unchecked Sendable {
             }
             throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
         }
-        var writeError: Int32 = 0
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    writeError = errno
-                    return
-                }
-                offset += n
-            }
-        }
+        var writeError = bytes.withUnsafeBytes { FileIO.writeAll(fd, $0) }
         if close(fd) != 0 && writeError == 0 { writeError = errno }
         if writeError != 0 {
             unlink(temp)
