@@ -52,7 +52,12 @@ final class CurlTransfer {
         imgwarm_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(config.connectTimeout))
         imgwarm_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         // Wait for a connection that can multiplex rather than open another.
-        imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        // Only over https: HTTP/2 comes from ALPN, so a cleartext connection
+        // never multiplexes, and PIPEWAIT would make every new transfer to a
+        // host wait for the first response from it.
+        if job.url.prefix(8).lowercased() == "https://" {
+            imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        }
         imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, config.insecure ? 0 : 1)
         imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, config.insecure ? 0 : 2)
         imgwarm_easy_setopt_str(h, CURLOPT_USERAGENT, config.userAgent)
