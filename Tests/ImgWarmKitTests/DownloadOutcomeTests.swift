@@ -225,6 +225,20 @@ struct DownloadOutcomeTests {
         }
     }
 
+    @Test func oversizedErrorBodiesReportTheirStatus() throws {
+        try withServer(testConfiguration { $0.maxBodyBytes = 1000; $0.retries = 1 }) { server, downloader in
+            // Announced too large, but a 503: transient and retried.
+            let announced = try #require(try fetch(downloader, server.url("/huge-length/5000?status=503")).failure)
+            #expect(announced.errorClass == .httpStatus && announced.status == 503)
+            #expect(announced.isTransient && announced.attempts == 2)
+            // Streamed past our cut-off for error pages: still the 404.
+            let streamed = try #require(try fetch(downloader, server.url("/huge/300000?status=404")).failure)
+            #expect(streamed.errorClass == .httpStatus && streamed.status == 404)
+            #expect(!streamed.isTransient && streamed.attempts == 1)
+            #expect(streamed.message == "HTTP 404")
+        }
+    }
+
     @Test func gzipBodiesAreDecoded() throws {
         try withServer { server, downloader in
             let bytes = sampleBytes(100_000)

@@ -19,6 +19,8 @@ struct DownloadSchedulingTests {
             #expect(server.maxConcurrentRequests <= 8)
             // Not a serial engine either: the slots were used.
             #expect(server.maxConcurrentRequests >= 6, "max open \(server.maxConcurrentRequests)")
+            // The count drops after each completion returns: wait for that.
+            #expect(downloader.waitUntilIdle(timeout: 5))
             #expect(downloader.outstandingCount == 0)
         }
     }
@@ -138,6 +140,8 @@ struct DownloadSchedulingTests {
             let results = collector.results
             #expect(results.count == 201)
             #expect(results.allSatisfy { $0.result.failure?.errorClass == .cancelled && $0.result.failure?.isTransient == true })
+            // The count drops after each completion returns: wait for that.
+            #expect(downloader.waitUntilIdle(timeout: 5))
             #expect(downloader.outstandingCount == 0)
             // Transfers in flight were aborted: the server sees them close.
             #expect(server.waitFor { $0.openRequests == 0 })
@@ -172,7 +176,8 @@ struct DownloadSchedulingTests {
             #expect(done.wait(timeout: .now() + 10) == .success)
             try collector.wait()
             #expect(collector.results.first?.result.response != nil)
-            downloader.waitUntilIdle()
+            // The count drops after each completion returns: wait for that.
+            #expect(downloader.waitUntilIdle(timeout: 5))
             #expect(downloader.outstandingCount == 0)
         }
     }

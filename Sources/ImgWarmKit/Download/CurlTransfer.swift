@@ -14,8 +14,12 @@ final class CurlTransfer {
     private static let errorBodyLimit = 64 << 10
 
     private var body: [UInt8] = []
+    /// Bytes received of the current response's body.
     private var received = 0
-    private var statusChecked = false
+    /// The status whose body is arriving; 0 before the first byte. Checked on
+    /// every write so that a body of an intermediate response (a redirect)
+    /// can never be mixed into, or counted against, the final one.
+    private var bodyStatus = 0
     private var keepBody = false
     private(set) var bodyLimitHit = false
     private(set) var errorBodyDropped = false
@@ -95,10 +99,12 @@ final class CurlTransfer {
     /// The write callback's work: bytes of the final response's body.
     /// Returning less than `count` makes curl abort with CURLE_WRITE_ERROR.
     func receive(_ data: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
-        if !statusChecked {
-            statusChecked = true
-            var status = 0
-            imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        var status = 0
+        imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        if status != bodyStatus {
+            bodyStatus = status
+            received = 0
+            body = []
             keepBody = (200..<300).contains(status)
             var length: curl_off_t = -1
             imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)

@@ -40,7 +40,13 @@ public final class Downloader: @unchecked Sendable {
     public func cancelAll() { loop.mailbox.requestCancel() }
 
     /// Blocks until nothing is outstanding. Never call it from a completion.
-    public func waitUntilIdle() { loop.mailbox.waitUntilIdle() }
+    public func waitUntilIdle() { _ = loop.mailbox.waitUntilIdle(deadline: nil) }
+
+    /// Waits at most `timeout` seconds; true when nothing is outstanding.
+    @discardableResult
+    public func waitUntilIdle(timeout: Double) -> Bool {
+        loop.mailbox.waitUntilIdle(deadline: Date().addingTimeInterval(timeout))
+    }
 
     /// Stops the engine thread and frees curl handles. Anything still
     /// outstanding is cancelled first. Idempotent.
