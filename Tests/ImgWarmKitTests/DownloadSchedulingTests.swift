@@ -187,8 +187,15 @@ struct DownloadSchedulingTests {
             let collector = ResultCollector()
             try saturate(server, downloader, collector)
             let start = Date()
+            let rssBefore = residentBytes()
             for i in 0..<10_000 { collector.enqueue(downloader, server.url("/?q\(i)")) }
             #expect(downloader.outstandingCount == 10_001)
+            // Let the engine take them from the mailbox into its queue.
+            usleep(200_000)
+            let grown = residentBytes() - rssBefore
+            print("download queue: 10,000 queued requests grew the process by \(grown / 1024) KiB")
+            // Generous: other suites run in parallel in this process.
+            #expect(grown < 64 << 20)
             downloader.cancelAll()
             try collector.wait(timeout: 10)
             let seconds = Date().timeIntervalSince(start)
@@ -210,4 +217,13 @@ struct DownloadSchedulingTests {
             print("download throughput: \(count) requests of 20 kB in \(String(format: "%.2f", seconds)) s = \(Int(Double(count) / seconds)) requests/s (debug build, concurrency 16)")
         }
     }
+}
+
+/// The process's resident memory (Linux), for coarse memory checks.
+func residentBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kb = Int(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
+    return kb * 1024
 }

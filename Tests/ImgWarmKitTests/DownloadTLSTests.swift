@@ -8,8 +8,9 @@ import TestSupport
 /// connection. Skipped where nginx is not installed.
 @Suite("Download over TLS and HTTP/2", .serialized, .enabled(if: TestTLSServer.isAvailable))
 struct DownloadTLSTests {
-    private func withTLSServer(_ config: DownloaderConfiguration, _ body: (TestTLSServer, Downloader) throws -> Void) throws {
-        let server = try TestTLSServer.start()
+    private func withTLSServer(_ config: DownloaderConfiguration, http2: Bool = true, keepaliveRequests: Int? = nil,
+                               _ body: (TestTLSServer, Downloader) throws -> Void) throws {
+        let server = try TestTLSServer.start(http2: http2, keepaliveRequests: keepaliveRequests)
         defer { server.shutdown() }
         let downloader = try Downloader(configuration: config)
         defer { downloader.shutdown() }
@@ -65,6 +66,29 @@ struct DownloadTLSTests {
             #expect(failure.errorClass == .tooLarge && !failure.isTransient && failure.attempts == 1)
             // The connection survives an aborted stream for the next transfer.
             #expect(try fetch(downloader, server.url("/small.png")).response?.body == sampleBytes(10_000))
+        }
+    }
+
+    @Test func newConnectionsResumeTLSSessions() throws {
+        // One request per connection: every request is a new handshake,
+        // made by whichever easy handle is free. Over HTTP/1.1: libcurl 7.88
+        // (its command-line tool too) resumes no TLS 1.3 session over h2.
+        try withTLSServer(testConfiguration { $0.insecure = true; $0.concurrency = 3 }, http2: false, keepaliveRequests: 1) { server, downloader in
+            try server.setFile("/s.png", bytes: sampleBytes(1000))
+            for round in 0..<3 {
+                let collector = ResultCollector()
+                for i in 0..<3 { collector.enqueue(downloader, server.url("/s.png?r=\(round)&i=\(i)")) }
+                try collector.wait()
+                #expect(collector.results.allSatisfy { $0.result.response != nil })
+            }
+            let lines = log(server, count: 9)
+            #expect(Set(lines.map(\.connection)).count == 9)
+            // Later handshakes resume sessions kept across handle resets. Not
+            // all of them: a TLS 1.3 ticket is single-use on the server, and
+            // concurrent handshakes may offer the same one.
+            let reused = lines.map { $0.sessionReused }
+            #expect(!reused.prefix(1).contains(true))
+            #expect(reused.dropFirst(3).contains(true), "session reused per request: \(reused)")
         }
     }
 }

@@ -5,8 +5,9 @@
 // when `TestTLSServer.isAvailable` is false.
 //
 // It serves the files written with `setFile` as static files, and logs every
-// request as `PROTOCOL CONNECTION-NUMBER URI`, so tests can count requests
-// per connection (multiplexing puts many on one connection).
+// request as `PROTOCOL CONNECTION-NUMBER SESSION-REUSED URI`, so tests can
+// count requests per connection (multiplexing puts many on one connection)
+// and see TLS session resumption.
 
 import Foundation
 
@@ -30,10 +31,15 @@ public final class TestTLSServer: @unchecked Sendable {
     public struct LogLine: Sendable, Equatable {
         public var httpProtocol: String
         public var connection: Int
+        /// The connection resumed an earlier TLS session.
+        public var sessionReused: Bool
         public var uri: String
     }
 
-    public static func start() throws -> TestTLSServer {
+    /// `keepaliveRequests`: nginx closes a connection after that many
+    /// requests (1 forces a new connection, and TLS handshake, per request).
+    /// `http2: false` offers only HTTP/1.1 in ALPN.
+    public static func start(http2: Bool = true, keepaliveRequests: Int? = nil) throws -> TestTLSServer {
         guard let nginx = which("nginx"), let openssl = which("openssl") else {
             throw TestServerError(description: "nginx or openssl not installed")
         }
@@ -54,14 +60,17 @@ public final class TestTLSServer: @unchecked Sendable {
             error_log \(d)/error.log;
             events { worker_connections 512; }
             http {
-              log_format t '$server_protocol $connection $request_uri';
+              log_format t '$server_protocol $connection $ssl_session_reused $request_uri';
+              \(keepaliveRequests.map { "keepalive_requests \($0);" } ?? "")
               access_log \(d)/access.log t;
               client_body_temp_path \(d)/tmp;
               proxy_temp_path \(d)/tmp; fastcgi_temp_path \(d)/tmp; uwsgi_temp_path \(d)/tmp; scgi_temp_path \(d)/tmp;
               server {
-                listen 127.0.0.1:\(port) ssl http2;
+                listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
                 ssl_certificate \(d)/cert.pem;
                 ssl_certificate_key \(d)/key.pem;
+                ssl_protocols TLSv1.2 TLSv1.3;
+                ssl_session_cache shared:imgwarm:1m;
                 root \(d)/www;
               }
             }
@@ -99,8 +108,9 @@ public final class TestTLSServer: @unchecked Sendable {
         let text = (try? String(contentsOfFile: directory.appendingPathComponent("access.log").path, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ")
-            guard parts.count == 3, let connection = Int(parts[1]) else { return nil }
-            return LogLine(httpProtocol: String(parts[0]), connection: connection, uri: String(parts[2]))
+            guard parts.count == 4, let connection = Int(parts[1]) else { return nil }
+            return LogLine(httpProtocol: String(parts[0]), connection: connection, sessionReused: parts[2] == "r",
+                           uri: String(parts[3]))
         }
     }
 
