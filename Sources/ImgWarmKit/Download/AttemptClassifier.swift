@@ -96,7 +96,7 @@ enum AttemptClassifier {
         }
     }
 
-    static func message(_ f: Facts, verdict: Verdict) -> String {
+    static func message(_ f: Facts) -> String {
         if !f.statusDecides, f.bodyLimitHit || f.code == CURLE_FILESIZE_EXCEEDED {
             return "response body larger than the limit of \(f.maxBodyBytes) bytes"
         }

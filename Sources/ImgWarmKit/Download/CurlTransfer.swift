@@ -158,7 +158,7 @@ final class CurlTransfer {
             body = []
             return .failure(AttemptFailure(
                 errorClass: errorClass, status: status > 0 ? status : nil,
-                message: AttemptClassifier.message(facts, verdict: verdict),
+                message: AttemptClassifier.message(facts),
                 isTransient: transient,
                 retryAfter: transient ? header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) } : nil))
         }

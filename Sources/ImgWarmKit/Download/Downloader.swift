@@ -63,7 +63,13 @@ public struct DownloaderError: Error, CustomStringConvertible, Sendable {
 /// curl_global_init is not thread-safe and must run once, before any other
 /// libcurl call: a lazily initialized global gives exactly that.
 enum CurlGlobal {
-    private static let result: CURLcode = imgwarm_global_init()
+    private static let result: CURLcode = {
+        // With CURLOPT_NOSIGNAL libcurl stops ignoring SIGPIPE around its
+        // calls, and a TLS write to a connection the peer closed would kill
+        // the process. A command-line tool wants EPIPE errors instead.
+        signal(SIGPIPE, SIG_IGN)
+        return imgwarm_global_init()
+    }()
 
     static func initialize() throws {
         guard result == CURLE_OK else {
