@@ -78,7 +78,10 @@ struct WarmRun {
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun
         options.budgetBytes = c.budget
-        options.pipelineDepth = max(64, c.concurrency * 4)
+        // Entries between the feeder and the end of validation: enough to
+        // keep every transfer slot busy while bodies wait for a decoder, and
+        // few enough that memory stays within 2 x concurrency x --max-bytes.
+        options.pipelineDepth = 2 * c.concurrency + options.validationWorkers
 
         let engine: DownloadEngine = c.dryRun ? NoNetwork() : try Downloader(configuration: config)
         let prefetcher = Prefetcher(plan: plan, cache: cache, state: state, engine: engine, options: options,
