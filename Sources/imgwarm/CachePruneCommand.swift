@@ -23,11 +23,11 @@ struct CachePruneCommand: ParsableCommand {
     @OptionGroup var cacheOptions: CacheOptions
 
     @Option(help: ArgumentHelp("Remove files whose date is at or before now minus this (e.g. 30d, 12h).", valueName: "duration"),
-            transform: Parse.duration)
+            transform: { try Parse.duration($0) })
     var maxAge: Double?
 
     @Option(help: ArgumentHelp("Then trim while the allocated size is above this (e.g. 20G, 500MiB; 0: no limit).", valueName: "size"),
-            transform: Parse.size)
+            transform: { try Parse.size($0) })
     var maxSize: UInt64?
 
     @Option(help: ArgumentHelp("Which file date expiry and trimming use: access, modification, creation (birth time) or change.", valueName: "type"))

@@ -23,3 +23,17 @@ public enum CacheExpireType: String, CaseIterable, Sendable {
         }
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension CacheExpireType {
+    /// The date of the file at `path` (symlinks not followed), nil when it
+    /// has none or cannot be read.
+    public func date(ofFileAt path: String) -> Int64? {
+        var info = imgwarm_stat()
+        guard imgwarm_statat(AT_FDCWD, path, &info) == 0 else { return nil }
+        return date(of: info)
+    }
+}
