@@ -108,3 +108,24 @@ import Glibc
         #expect(PruneReport.iso8601(-1) == "1969-12-31T23:59:59.999999999Z")
     }
 }
+
+@Suite struct PruneNameArenaTests {
+    @Test func namesComeBackExactlyPackedOrNot() throws {
+        let arena = NameArena()
+        let long = String(repeating: "x", count: 255)
+        let samples = ["b46ca04023feeac3addabe8e574e2211.jpg", "aef7184dae84372263ed9aa2e8a91439",
+                       "9D8E97DA97CD4D36364AAD594E287706.JPG", "aef7184dae84372263ed9aa2e8a9143", "aef7184dae84372263ed9aa2e8a91439x",
+                       "aef7184dae84372263ed9aa2e8a91439.", "x", "é ünïcode.webp", long]
+        var offsets: [(UInt32, String)] = []
+        // Enough names to fill several 1 MiB chunks.
+        for round in 0..<12_000 {
+            for sample in samples where round == 0 || sample.count < 100 {
+                var copy = sample
+                let offset = try copy.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
+                offsets.append((offset, sample))
+            }
+        }
+        #expect(arena.allocatedBytes > 2 * NameArena.chunkSize)
+        for (offset, name) in offsets { #expect(arena.string(offset) == name) }
+    }
+}

@@ -1,16 +1,18 @@
 /// What one walk of a cache folder found, compactly enough for millions of
-/// files: 24 bytes a file plus its name in a `NameArena`, and nothing at all
-/// for pinned files beyond a count and a byte total (they are never removed,
-/// they only weigh on the size).
+/// files: 16 bytes a file plus its name in a `NameArena` (22 bytes for
+/// `<md5>.jpg`), and nothing at all for pinned files beyond a count and a
+/// byte total (they are never removed, they only weigh on the size).
 final class CacheInventory {
     /// One removable file.
     struct Record {
         /// The expire type's date in nanoseconds since the epoch, or
         /// `noDate` (sorts after every real date: treated as newest).
         var date: Int64
-        var allocatedBytes: Int64
+        /// Allocated 512-byte blocks; `UInt32.max` for a file of 2 TiB or
+        /// more, whose size is then in `hugeAllocations`.
+        var blocks: UInt32
+        /// Also says the folder: the walk stores a folder's names together.
         var nameOffset: UInt32
-        var directoryIndex: UInt32
     }
 
     /// A file whose filesystem records no such date (birth time on some
@@ -19,8 +21,14 @@ final class CacheInventory {
 
     var records: [Record] = []
     let names = NameArena()
-    /// Relative folder paths, "" for the root; `Record.directoryIndex` points here.
+    /// Relative folder paths, "" for the root.
     var directories: [String] = [""]
+    /// Where each folder's names begin in the arena, in arena order, and
+    /// which folder that is: the walk visits one folder's files in a row.
+    private var folderStarts: [UInt32] = []
+    private var folderIndices: [UInt32] = []
+    /// Allocated bytes of files too big for `Record.blocks`, by name offset.
+    private var hugeAllocations: [UInt32: Int64] = [:]
 
     var pinnedFiles = 0
     var pinnedBytes: UInt64 = 0
@@ -49,9 +57,18 @@ final class CacheInventory {
                 arenaFull = true
                 return
             }
-            inventory.records.append(Record(
-                date: date ?? noDate, allocatedBytes: bytes,
-                nameOffset: offset, directoryIndex: UInt32(entry.directoryIndex)))
+            let folder = UInt32(entry.directoryIndex)
+            if inventory.folderIndices.last != folder {
+                inventory.folderStarts.append(offset)
+                inventory.folderIndices.append(folder)
+            }
+            var blocks = UInt32.max
+            if entry.info.blocks >= 0 && entry.info.blocks < Int64(UInt32.max) {
+                blocks = UInt32(entry.info.blocks)
+            } else {
+                inventory.hugeAllocations[offset] = max(0, bytes)
+            }
+            inventory.records.append(Record(date: date ?? noDate, blocks: blocks, nameOffset: offset))
         }
         if let rootError { throw rootError }
         if arenaFull {
@@ -63,21 +80,34 @@ final class CacheInventory {
         return inventory
     }
 
+    func allocatedBytes(_ record: Record) -> Int64 {
+        record.blocks == UInt32.max ? hugeAllocations[record.nameOffset] ?? 0 : Int64(record.blocks) * 512
+    }
+
+    /// Index in `directories` of the record's folder.
+    func directoryIndex(_ record: Record) -> UInt32 {
+        // The last folder whose names start at or before this one.
+        var low = 0
+        var high = folderStarts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if folderStarts[mid] <= record.nameOffset { low = mid + 1 } else { high = mid }
+        }
+        return folderIndices[low - 1]
+    }
+
     /// The record's path relative to the cache folder.
     func relativePath(_ record: Record) -> String {
-        let folder = directories[Int(record.directoryIndex)]
+        let folder = directories[Int(directoryIndex(record))]
         let name = names.string(record.nameOffset)
         return folder.isEmpty ? name : folder + "/" + name
     }
 
-    /// Oldest first; ties (same date) by folder, then by name, so that a
-    /// run's order is the same on every machine.
+    /// Oldest first; ties (same date, rare but for copied or generated
+    /// caches) by path bytes, so that the order is the same on every machine.
     func olderThan(_ a: Record, _ b: Record) -> Bool {
         if a.date != b.date { return a.date < b.date }
-        if a.directoryIndex != b.directoryIndex {
-            return directories[Int(a.directoryIndex)] < directories[Int(b.directoryIndex)]
-        }
-        return strcmp(names.pointer(a.nameOffset), names.pointer(b.nameOffset)) < 0
+        return relativePath(a).utf8.lexicographicallyPrecedes(relativePath(b).utf8)
     }
 }
 

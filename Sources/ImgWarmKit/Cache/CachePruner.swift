@@ -80,9 +80,9 @@ public struct CachePruner {
             inventory.records[..<survivorsStart].sort { $0.nameOffset < $1.nameOffset }
             for index in 0..<survivorsStart {
                 let record = inventory.records[index]
-                let outcome = remover.remove(name: inventory.names.pointer(record.nameOffset),
-                                             directoryIndex: record.directoryIndex, dueDate: expiration)
-                result.account(outcome, index: index, rank: 0)
+                let outcome = remover.remove(name: inventory.names.name(record.nameOffset),
+                                             directoryIndex: inventory.directoryIndex(record), dueDate: expiration)
+                result.account(outcome, index: index, expired: true)
             }
         }
 
@@ -90,20 +90,18 @@ public struct CachePruner {
         // never counted as remaining by SDWebImage either: they were judged
         // expired).
         var remaining = inventory.pinnedBytes
-        for record in inventory.records[survivorsStart...] { remaining += UInt64(max(0, record.allocatedBytes)) }
+        for record in inventory.records[survivorsStart...] { remaining += UInt64(inventory.allocatedBytes(record)) }
         if let maxSize = options.maxSize, maxSize > 0, remaining > maxSize {
             let target = UInt64((options.trimRatio * Double(maxSize)).rounded(.down))
             result.trimTarget = target
             inventory.records[survivorsStart...].sort(by: inventory.olderThan)
-            var rank: UInt32 = 0
             for index in survivorsStart..<inventory.records.count {
                 let record = inventory.records[index]
-                let outcome = remover.remove(name: inventory.names.pointer(record.nameOffset),
-                                             directoryIndex: record.directoryIndex, dueDate: record.date)
-                if outcome == .removed { rank += 1 }
-                result.account(outcome, index: index, rank: rank)
+                let outcome = remover.remove(name: inventory.names.name(record.nameOffset),
+                                             directoryIndex: inventory.directoryIndex(record), dueDate: record.date)
+                result.account(outcome, index: index, expired: false)
                 if outcome == .removed || outcome == .vanished {
-                    remaining -= UInt64(max(0, record.allocatedBytes))
+                    remaining -= UInt64(inventory.allocatedBytes(record))
                     // SDWebImage checks after each removal, so the last file
                     // removed is the one that takes the size below target.
                     if remaining < target { break }

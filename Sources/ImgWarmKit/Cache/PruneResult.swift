@@ -10,6 +10,19 @@ public struct PruneResult {
         public var reason: Reason { rank == 0 ? .expired : .trimmed }
     }
 
+    /// The removals in order: expired files, then trimmed ones by rank. Kept
+    /// as 4-byte record indices (a run may remove millions); the rank of a
+    /// trimmed file is its position after the expired ones.
+    public struct Removals: RandomAccessCollection, Sendable {
+        fileprivate var indices_: [UInt32] = []
+        fileprivate var expiredCount = 0
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { indices_.count }
+        public subscript(position: Int) -> Removal {
+            Removal(index: indices_[position], rank: position < expiredCount ? 0 : UInt32(position - expiredCount + 1))
+        }
+    }
+
     public enum Reason: String, Sendable { case expired, trimmed }
 
     public let dryRun: Bool
@@ -22,7 +35,7 @@ public struct PruneResult {
     /// False when pinned files alone keep the cache above the target.
     public internal(set) var trimTargetReached: Bool?
 
-    public private(set) var removals: [Removal] = []
+    public private(set) var removals = Removals()
     public private(set) var removedBytes: UInt64 = 0
     public private(set) var expired = 0
     public private(set) var trimmed = 0
@@ -52,7 +65,7 @@ public struct PruneResult {
 
     init(inventory: CacheInventory, options: PruneOptions, now: Int64) {
         self.inventory = inventory
-        scannedBytes = inventory.records.reduce(inventory.pinnedBytes) { $0 + UInt64(max(0, $1.allocatedBytes)) }
+        scannedBytes = inventory.records.reduce(inventory.pinnedBytes) { $0 + UInt64(inventory.allocatedBytes($1)) }
         dryRun = options.dryRun
         expireType = options.expireType
         maxSize = options.maxSize
@@ -67,14 +80,20 @@ public struct PruneResult {
         return overflow ? Int64.min : date
     }
 
-    mutating func account(_ outcome: FileRemover.Outcome, index: Int, rank: UInt32) {
+    /// Counts one file's outcome. Expired files all come before trimmed ones.
+    mutating func account(_ outcome: FileRemover.Outcome, index: Int, expired isExpired: Bool) {
         let record = inventory.records[index]
-        let bytes = UInt64(max(0, record.allocatedBytes))
+        let bytes = UInt64(inventory.allocatedBytes(record))
         switch outcome {
         case .removed:
-            removals.append(Removal(index: UInt32(index), rank: rank))
+            removals.indices_.append(UInt32(index))
             removedBytes += bytes
-            if rank == 0 { expired += 1 } else { trimmed += 1 }
+            if isExpired {
+                expired += 1
+                removals.expiredCount += 1
+            } else {
+                trimmed += 1
+            }
         case .vanished:
             vanished += 1
             vanishedBytes += bytes
@@ -95,7 +114,7 @@ public struct PruneResult {
     }
 
     public func allocatedBytes(of removal: Removal) -> UInt64 {
-        UInt64(max(0, inventory.records[Int(removal.index)].allocatedBytes))
+        UInt64(inventory.allocatedBytes(inventory.records[Int(removal.index)]))
     }
 
     /// The file's date (nanoseconds since the epoch), nil when it has none.
