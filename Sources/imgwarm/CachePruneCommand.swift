@@ -49,16 +49,15 @@ struct CachePruneCommand: ParsableCommand {
         PruneOptions(maxAge: maxAge, maxSize: maxSize, expireType: expireType, trimRatio: trimRatio, dryRun: dryRun)
     }
 
-    func validate() throws {
+    func run() throws {
+        // Checked here rather than in validate(): a Failure prints the one
+        // line the contract asks for, where a ValidationError adds the usage.
         do {
             try options.validate()
         } catch let invalid as PruneOptions.Invalid {
-            throw ValidationError(invalid.description)
+            throw Failure.usage(invalid.description)
         }
-        if keep.filter({ $0 == "-" }).count > 1 { throw ValidationError("--keep - (standard input) can be given once") }
-    }
-
-    func run() throws {
+        if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
         var options = self.options
         options.pinned = try loadPinned()
         let cache = cacheOptions.existingCache()
