@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What one walk of a cache folder found, compactly enough for millions of
 /// files: 16 bytes a file plus its name in a `NameArena` (22 bytes for
 /// `<md5>.jpg`), and nothing at all for pinned files beyond a count and a
@@ -110,7 +114,3 @@ final class CacheInventory {
         return relativePath(a).utf8.lexicographicallyPrecedes(relativePath(b).utf8)
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The names of millions of files in a few large allocations, referred to by
 /// a 32-bit offset instead of a String per file.
 ///
@@ -96,7 +100,3 @@ final class NameArena {
         scratch.deallocate()
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -14,12 +14,12 @@ public struct PruneResult {
     /// as 4-byte record indices (a run may remove millions); the rank of a
     /// trimmed file is its position after the expired ones.
     public struct Removals: RandomAccessCollection, Sendable {
-        fileprivate var indices_: [UInt32] = []
+        fileprivate var recordIndices: [UInt32] = []
         fileprivate var expiredCount = 0
         public var startIndex: Int { 0 }
-        public var endIndex: Int { indices_.count }
+        public var endIndex: Int { recordIndices.count }
         public subscript(position: Int) -> Removal {
-            Removal(index: indices_[position], rank: position < expiredCount ? 0 : UInt32(position - expiredCount + 1))
+            Removal(index: recordIndices[position], rank: position < expiredCount ? 0 : UInt32(position - expiredCount + 1))
         }
     }
 
@@ -86,7 +86,7 @@ public struct PruneResult {
         let bytes = UInt64(inventory.allocatedBytes(record))
         switch outcome {
         case .removed:
-            removals.indices_.append(UInt32(index))
+            removals.recordIndices.append(UInt32(index))
             removedBytes += bytes
             if isExpired {
                 expired += 1
