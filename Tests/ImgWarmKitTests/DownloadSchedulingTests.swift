@@ -200,7 +200,11 @@ struct DownloadSchedulingTests {
             try collector.wait(timeout: 10)
             let seconds = Date().timeIntervalSince(start)
             #expect(seconds < 5, "queueing and cancelling 10k requests took \(seconds) s")
-            #expect(collector.results.filter { $0.result.failure?.errorClass == .cancelled }.count == 10_001)
+            // Every queued request is cancelled; the one saturating the only
+            // slot may have finished first when the machine is busy.
+            let cancelled = collector.results.filter { $0.result.failure?.errorClass == .cancelled }.count
+            #expect(cancelled == 10_000 || cancelled == 10_001)
+            #expect(collector.results.count == 10_001)
         }
     }
 
