@@ -37,11 +37,15 @@ let package = Package(
                 .linkedLibrary("gif"),
             ]
         ),
+        // getdents64 and statx (birth times) for the cache walk of `cache
+        // prune`; Swift's Glibc module does not import them.
+        .target(name: "CFileScan"),
         .target(
             name: "ImgWarmKit",
             dependencies: [
                 "CCurl",
                 "CImageCodecs",
+                "CFileScan",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),

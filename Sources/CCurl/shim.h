@@ -22,6 +22,8 @@ static inline CURLcode imgwarm_easy_getinfo_str(CURL *h, CURLINFO i, char **v) {
 static inline CURLcode imgwarm_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 
 static inline CURLMcode imgwarm_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+static inline CURLSHcode imgwarm_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return curl_share_setopt(s, o, v); }
+static inline CURLcode imgwarm_easy_setopt_share(CURL *h, CURLSH *s) { return curl_easy_setopt(h, CURLOPT_SHARE, s); }
 
 /* CURL_GLOBAL_ALL is a macro expression; call it from C so Swift needs no
  * copy of its value. */

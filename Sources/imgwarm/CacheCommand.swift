@@ -5,7 +5,7 @@ struct CacheCommand: ParsableCommand {
         commandName: "cache",
         abstract: "Inspect and maintain a cache folder.",
         subcommands: [
-            CachePathCommand.self, CacheStatsCommand.self, CacheVerifyCommand.self,
+            CachePruneCommand.self, CacheStatsCommand.self, CachePathCommand.self, CacheVerifyCommand.self,
             CacheFailedCommand.self, CacheClearCommand.self,
         ]
     )

@@ -35,7 +35,7 @@ struct ImgWarm: ParsableCommand {
                 self.exit(withError: error)
             }
             if code == .validationFailure {
-                printError(fullMessage(for: error))
+                printError(message(for: error))
                 Glibc.exit(ExitStatus.usage)
             }
             self.exit(withError: error)

@@ -78,7 +78,10 @@ struct WarmRun {
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun
         options.budgetBytes = c.budget
-        options.pipelineDepth = max(64, c.concurrency * 4)
+        // Entries between the feeder and the end of validation: enough to
+        // keep every transfer slot busy while bodies wait for a decoder, and
+        // few enough that memory stays within 2 x concurrency x --max-bytes.
+        options.pipelineDepth = 2 * c.concurrency + options.validationWorkers
 
         let engine: DownloadEngine = c.dryRun ? NoNetwork() : try Downloader(configuration: config)
         let prefetcher = Prefetcher(plan: plan, cache: cache, state: state, engine: engine, options: options,
@@ -107,7 +110,8 @@ struct WarmRun {
 
         let report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
         let snap = prefetcher.ledger.snapshot()
-        let succeeded = prefetcher.fatalError == nil && signals.received == nil && plan.uniqueCount > 0
+        let succeeded = prefetcher.fatalError == nil && signals.received == nil
+            && (plan.uniqueCount > 0 || plan.outsideShard > 0)
             && snap[.failed] <= c.maxFailures
         var writeFailed = false
         func write(_ path: String?, _ body: (String) throws -> Void) {
@@ -122,6 +126,9 @@ struct WarmRun {
         if !c.dryRun { write(c.metrics) { try report.writePrometheus(to: $0, succeeded: succeeded) } }
         if !c.quiet {
             print(ProgressPrinter.summary(snap, dryRun: c.dryRun))
+            if let shard = plan.shard {
+                print("shard \(shard.index)/\(shard.count): \(plan.count) entries here, \(plan.outsideShard) in other shards")
+            }
         }
         if c.dryRun {
             // Dry runs list what they would fetch.
@@ -136,7 +143,8 @@ struct WarmRun {
             printError("interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(snap.done) of \(snap.total) entries done")
             return 128 + sig
         }
-        if plan.uniqueCount == 0 {
+        // A shard may legitimately get nothing of a small manifest.
+        if plan.uniqueCount == 0 && plan.outsideShard == 0 {
             printError(plan.problems.isEmpty ? "no entries in the manifests" : "no usable entries in the manifests")
             return ExitStatus.usage
         }

@@ -244,4 +244,23 @@ import TestSupport
         #expect(try BinaryRunner.run(["cache", "clear", "--all", "--cache", f.cache]).status == 0)
         #expect(f.cacheFiles().isEmpty)
     }
+
+    @Test func requestHeadersUserAgentAndPerHostLimit() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(12).map { $0.replacingOccurrences(of: "/img/", with: "/slow/100/img/") }
+        let manifest = f.writeManifest(urls)
+        let r = try f.warm([manifest, "-j", "8", "--per-host", "2", "--header", "X-Team: imaging", "--header",
+                            "Authorization: Bearer SECRET-TOKEN", "--user-agent", "MyApp/2.0 (warmer)", "-v"])
+        #expect(r.status == 0, "\(r.stderr)")
+        // 127.0.0.1 is one host: never more than 2 at once despite -j 8.
+        #expect(f.server.maxConcurrentRequests <= 2)
+        let headers = try #require(f.server.lastRequestHeaders(path: "/slow/100/img/0.png"))
+        #expect(headers["x-team"] == "imaging")
+        #expect(headers["authorization"] == "Bearer SECRET-TOKEN")
+        #expect(headers["user-agent"] == "MyApp/2.0 (warmer)")
+        #expect(headers["accept"] == "image/*,*/*;q=0.8")
+        #expect(!(r.stdout + r.stderr).contains("SECRET-TOKEN"))
+        // -v prints every entry.
+        #expect(r.stderr.components(separatedBy: "downloaded http://").count - 1 == 12)
+    }
 }

@@ -20,7 +20,8 @@
 //   /retry-after-date/{s}/{n}/REST  the same with an HTTP-date Retry-After.
 //   /too-many/{s}/{n}/REST     429 with `Retry-After: s` for the first n
 //                              requests to this exact path, then REST.
-//   /redirect/{n}/REST         302 to /redirect/{n-1}/REST; n = 0 is REST.
+//   /redirect/{n}/REST         302 (with a small HTML body) to
+//                              /redirect/{n-1}/REST; n = 0 is REST.
 //   /loop                      302 to itself, forever.
 //   /redirect-to?url=URL       302 to URL (percent-decoded), e.g. file:///etc/passwd.
 //   /redirect-nolocation       302 without a Location header.
@@ -29,7 +30,8 @@
 //   /truncate                  Content-Length 100000, 1000 bytes, then a clean close.
 //   /empty-reply               closes the connection without any response.
 //   /huge/{bytes}              a body of that size streamed chunked, with no
-//                              Content-Length (backpressured, never buffered).
+//                              Content-Length (backpressured, never buffered);
+//                              `?status=N` sends status N instead of 200.
 //   /huge-length/{bytes}       the same with a Content-Length.
 //   /gzip/REST                 REST's body gzip-compressed (stored deflate
 //                              blocks), Content-Encoding: gzip.
@@ -304,7 +306,10 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             if n <= 0 {
                 route(context: context, path: rest(after: 2), query: query, request: request, countForPath: countForPath)
             } else {
-                send(context, status: .found, headers: [("Location", "/redirect/\(n - 1)\(rest(after: 2))")], body: [])
+                // With a body, as real servers send: it must never reach the
+                // client's result.
+                send(context, status: .found, headers: [("Location", "/redirect/\(n - 1)\(rest(after: 2))")],
+                     body: Array("<a href=\"...\">moved</a> FAILED-RESPONSE-BODY\n".utf8))
             }
         case "loop":
             send(context, status: .found, headers: [("Location", "/loop")], body: [])
@@ -336,7 +341,8 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "image/jpeg")
             if first == "huge-length" { headers.add(name: "Content-Length", value: String(size)) }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
+            let status = Self.queryValue(query, "status").flatMap(Int.init).map { HTTPResponseStatus(statusCode: $0) } ?? .ok
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
             stream(context, remaining: size)
         case "gzip":
             guard let (status, type, body) = resolveBody(path: rest(after: 1)) else { return notFound(context) }

@@ -75,13 +75,15 @@ public struct CacheFileName: Equatable, Sendable {
     /// NSString.pathExtension: the text after the last `.` of the last path
     /// component, trailing `/` ignored; none for `.hidden` or `name.`.
     static func pathExtension(ofPath path: String) -> String {
-        var scalars = Substring(path)
-        while scalars.hasSuffix("/") && scalars.count > 1 { scalars = scalars.dropLast() }
-        let component = scalars.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        guard let dot = component.lastIndex(of: ".") else { return "" }
-        if dot == component.startIndex { return "" }
-        let ext = component[component.index(after: dot)...]
-        return String(ext)
+        // Byte-level: `/` and `.` are ASCII and never part of a multi-byte
+        // UTF-8 sequence, so slicing at them keeps the text valid.
+        let u = Array(path.utf8)
+        var end = u.count
+        while end > 1 && u[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        var start = end
+        while start > 0 && u[start - 1] != UInt8(ascii: "/") { start -= 1 }
+        guard let dot = u[start..<end].lastIndex(of: UInt8(ascii: ".")), dot != start else { return "" }
+        return String(decoding: u[(dot + 1)..<end], as: UTF8.self)
     }
 }
 

@@ -16,47 +16,29 @@ public struct CacheFileRecord: Sendable {
     public var changeTime: Double
 }
 
-/// Walks a cache folder the way SDWebImage's `removeExpiredData` does:
-/// recursively, skipping hidden (dot) files and folders, and yielding only
-/// regular files, never directories.
+/// The convenient, one-String-per-file view of `DirectoryWalker` for
+/// commands that touch each file anyway (`cache stats` reads every file's
+/// head, `cache clear` removes it). `cache prune` uses the walker directly.
 public enum CacheScanner {
+    /// Visits every entry SDWebImage would see: recursive, hidden files and
+    /// folders skipped, regular files only. A missing or unreadable folder
+    /// yields nothing; callers check the folder first.
     public static func scan(_ directory: String, _ visit: (CacheFileRecord) throws -> Void) rethrows {
-        try walk(directory: directory, prefix: "", visit)
-    }
-
-    private static func walk(directory: String, prefix: String, _ visit: (CacheFileRecord) throws -> Void) rethrows {
-        guard let dir = opendir(directory) else { return }
-        defer { closedir(dir) }
-        let dfd = dirfd(dir)
-        var subdirs: [String] = []
-        while let ent = readdir(dir) {
-            let name = withUnsafeBytes(of: ent.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            if name.hasPrefix(".") { continue }  // hidden, ".", ".."
-            var st = stat()
-            guard fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            switch st.st_mode & S_IFMT {
-            case S_IFDIR:
-                subdirs.append(name)
-            case S_IFREG:
-                try visit(CacheFileRecord(
-                    relativePath: prefix + name,
-                    size: Int64(st.st_size),
-                    allocatedSize: Int64(st.st_blocks) * 512,
-                    accessTime: seconds(st.st_atim),
-                    modificationTime: seconds(st.st_mtim),
-                    changeTime: seconds(st.st_ctim)))
-            default:
-                continue
-            }
-        }
-        for sub in subdirs {
-            try walk(directory: directory + "/" + sub, prefix: prefix + sub + "/", visit)
+        var walker = DirectoryWalker()
+        try walker.walk(directory) { entry in
+            let folder = entry.directoryPath
+            let name = entry.nameString
+            try visit(CacheFileRecord(
+                relativePath: folder.isEmpty ? name : folder + "/" + name,
+                size: entry.info.size,
+                allocatedSize: entry.info.allocatedBytes,
+                accessTime: seconds(entry.info.atime_ns),
+                modificationTime: seconds(entry.info.mtime_ns),
+                changeTime: seconds(entry.info.ctime_ns)))
         }
     }
 
-    static func seconds(_ ts: timespec) -> Double {
-        Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    static func seconds(_ nanoseconds: Int64) -> Double {
+        Double(nanoseconds) / 1e9
     }
 }

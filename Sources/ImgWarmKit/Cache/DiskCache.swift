@@ -123,23 +123,11 @@ public final class DiskCache: @unchecked Sendable {
             }
             throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
         }
-        var writeError: Int32 = 0
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                // Fault injection for the kill tests (ReliabilityTests): slow,
-                // 4 KiB writes, so a SIGKILL often lands with a partial temp
-                // file on disk. Off unless IMGWARM_TEST_SLOW_WRITES is set.
-                let chunk = Self.slowWritesMicroseconds > 0 ? min(4096, raw.count - offset) : raw.count - offset
-                if Self.slowWritesMicroseconds > 0 { usleep(Self.slowWritesMicroseconds) }
-                let n = write(fd, raw.baseAddress! + offset, chunk)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    writeError = errno
-                    return
-                }
-                offset += n
-            }
+        // Fault injection for the kill tests (ReliabilityTests): slow,
+        // 4 KiB writes, so a SIGKILL often lands with a partial temp file on
+        // disk. Off unless IMGWARM_TEST_SLOW_WRITES is set.
+        var writeError = bytes.withUnsafeBytes { raw in
+            Self.slowWritesMicroseconds == 0 ? FileIO.writeAll(fd, raw) : Self.slowWriteAll(fd, raw)
         }
         if close(fd) != 0 && writeError == 0 { writeError = errno }
         if writeError != 0 {
@@ -165,6 +153,19 @@ public final class DiskCache: @unchecked Sendable {
         guard let v = ProcessInfo.processInfo.environment["IMGWARM_TEST_SLOW_WRITES"], let n = UInt32(v) else { return 0 }
         return min(n, 1_000_000)
     }()
+
+    /// `writeAll` in 4 KiB pieces with a pause before each (fault injection).
+    static func slowWriteAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer) -> Int32 {
+        var offset = 0
+        while offset < raw.count {
+            usleep(slowWritesMicroseconds)
+            let n = min(4096, raw.count - offset)
+            let e = FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + n)]))
+            if e != 0 { return e }
+            offset += n
+        }
+        return 0
+    }
 
     /// Sets a file's access and modification time to now (a 304 renews an
     /// entry the way a fresh download would).

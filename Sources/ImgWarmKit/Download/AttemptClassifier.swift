@@ -33,6 +33,16 @@ enum AttemptClassifier {
         var maxBodyBytes: Int
         /// curl's error buffer, or its strerror text.
         var detail: String
+
+        /// The transfer got a complete status line, and what went wrong, if
+        /// anything, was only about a body nobody wants: an error page cut
+        /// off by us, or announced larger than the limit (a 503 with a huge
+        /// page is a 503, not a too-large image).
+        var statusDecides: Bool {
+            if code == CURLE_OK { return true }
+            let errorStatus = status >= 300
+            return errorStatus && (errorBodyDropped || code == CURLE_FILESIZE_EXCEEDED)
+        }
     }
 
     enum Verdict: Equatable {
@@ -42,11 +52,11 @@ enum AttemptClassifier {
     }
 
     static func verdict(_ f: Facts) -> Verdict {
+        if f.statusDecides {
+            return verdict(status: f.status, conditional: f.conditional)
+        }
         if f.bodyLimitHit || f.code == CURLE_FILESIZE_EXCEEDED {
             return .failure(.tooLarge, transient: false)
-        }
-        if f.code == CURLE_OK || (f.code == CURLE_WRITE_ERROR && f.errorBodyDropped) {
-            return verdict(status: f.status, conditional: f.conditional)
         }
         switch f.code {
         case CURLE_OPERATION_TIMEDOUT:
@@ -86,11 +96,11 @@ enum AttemptClassifier {
         }
     }
 
-    static func message(_ f: Facts, verdict: Verdict) -> String {
-        if f.bodyLimitHit || f.code == CURLE_FILESIZE_EXCEEDED {
+    static func message(_ f: Facts) -> String {
+        if !f.statusDecides, f.bodyLimitHit || f.code == CURLE_FILESIZE_EXCEEDED {
             return "response body larger than the limit of \(f.maxBodyBytes) bytes"
         }
-        if f.code == CURLE_OK || f.errorBodyDropped {
+        if f.statusDecides {
             switch f.status {
             case 304: return "HTTP 304 Not Modified to a request without validators"
             case 300..<400: return "HTTP \(f.status) without a usable Location"

@@ -14,7 +14,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private var retries = RetryTimers()
     private let policy: RetryPolicy
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    private let pool = EasyHandlePool()
+    private let pool: EasyHandlePool
     private var cancelled = false
     private var arrivals: UInt64 = 0
     private var thread: Thread?
@@ -32,6 +32,7 @@ final class CurlEventLoop: @unchecked Sendable {
         queue = RequestQueue(concurrency: configuration.concurrency, perHost: configuration.perHost, order: configuration.order)
         policy = RetryPolicy(configuration: configuration)
         mailbox = EngineMailbox(multi: multi)
+        pool = EasyHandlePool()
         imgwarm_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         // Our scheduler bounds transfers; these bound sockets the same way.
         imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.concurrency)
@@ -112,6 +113,7 @@ final class CurlEventLoop: @unchecked Sendable {
             if job.firstStart == nil { job.firstStart = Self.now() }
             let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes)
             transfer.configure(config)
+            pool.attachShare(handle)
             let added = curl_multi_add_handle(multi, handle)
             guard added == CURLM_OK else {
                 pool.give(handle)
@@ -184,11 +186,11 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Aborts transfers in flight, forgets queued and waiting jobs, and
     /// completes every caller with `.cancelled`.
     private func cancelEverything() {
-        for (handle, transfer) in transfers {
+        for handle in transfers.keys {
             curl_multi_remove_handle(multi, handle)
             pool.give(handle)
-            _ = transfer
         }
+        // Frees the transfers' buffers, now that no handle points at them.
         transfers = [:]
         queue.removeAll()
         retries.removeAll()

@@ -14,8 +14,12 @@ final class CurlTransfer {
     private static let errorBodyLimit = 64 << 10
 
     private var body: [UInt8] = []
+    /// Bytes received of the current response's body.
     private var received = 0
-    private var statusChecked = false
+    /// The status whose body is arriving; 0 before the first byte. Checked on
+    /// every write so that a body of an intermediate response (a redirect)
+    /// can never be mixed into, or counted against, the final one.
+    private var bodyStatus = 0
     private var keepBody = false
     private(set) var bodyLimitHit = false
     private(set) var errorBodyDropped = false
@@ -52,7 +56,12 @@ final class CurlTransfer {
         imgwarm_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(config.connectTimeout))
         imgwarm_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         // Wait for a connection that can multiplex rather than open another.
-        imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        // Only over https: HTTP/2 comes from ALPN, so a cleartext connection
+        // never multiplexes, and PIPEWAIT would make every new transfer to a
+        // host wait for the first response from it.
+        if job.url.prefix(8).lowercased() == "https://" {
+            imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        }
         imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, config.insecure ? 0 : 1)
         imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, config.insecure ? 0 : 2)
         imgwarm_easy_setopt_str(h, CURLOPT_USERAGENT, config.userAgent)
@@ -90,10 +99,12 @@ final class CurlTransfer {
     /// The write callback's work: bytes of the final response's body.
     /// Returning less than `count` makes curl abort with CURLE_WRITE_ERROR.
     func receive(_ data: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
-        if !statusChecked {
-            statusChecked = true
-            var status = 0
-            imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        var status = 0
+        imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        if status != bodyStatus {
+            bodyStatus = status
+            received = 0
+            body = []
             keepBody = (200..<300).contains(status)
             var length: curl_off_t = -1
             imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
@@ -147,7 +158,7 @@ final class CurlTransfer {
             body = []
             return .failure(AttemptFailure(
                 errorClass: errorClass, status: status > 0 ? status : nil,
-                message: AttemptClassifier.message(facts, verdict: verdict),
+                message: AttemptClassifier.message(facts),
                 isTransient: transient,
                 retryAfter: transient ? header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) } : nil))
         }

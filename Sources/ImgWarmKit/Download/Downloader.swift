@@ -40,7 +40,13 @@ public final class Downloader: @unchecked Sendable {
     public func cancelAll() { loop.mailbox.requestCancel() }
 
     /// Blocks until nothing is outstanding. Never call it from a completion.
-    public func waitUntilIdle() { loop.mailbox.waitUntilIdle() }
+    public func waitUntilIdle() { _ = loop.mailbox.waitUntilIdle(deadline: nil) }
+
+    /// Waits at most `timeout` seconds; true when nothing is outstanding.
+    @discardableResult
+    public func waitUntilIdle(timeout: Double) -> Bool {
+        loop.mailbox.waitUntilIdle(deadline: Date().addingTimeInterval(timeout))
+    }
 
     /// Stops the engine thread and frees curl handles. Anything still
     /// outstanding is cancelled first. Idempotent.
@@ -57,7 +63,13 @@ public struct DownloaderError: Error, CustomStringConvertible, Sendable {
 /// curl_global_init is not thread-safe and must run once, before any other
 /// libcurl call: a lazily initialized global gives exactly that.
 enum CurlGlobal {
-    private static let result: CURLcode = imgwarm_global_init()
+    private static let result: CURLcode = {
+        // With CURLOPT_NOSIGNAL libcurl stops ignoring SIGPIPE around its
+        // calls, and a TLS write to a connection the peer closed would kill
+        // the process. A command-line tool wants EPIPE errors instead.
+        signal(SIGPIPE, SIG_IGN)
+        return imgwarm_global_init()
+    }()
 
     static func initialize() throws {
         guard result == CURLE_OK else {
@@ -80,12 +92,16 @@ extension DownloaderConfiguration {
         if retries < 0 { try fail("retries must not be negative") }
         if !(backoffBase >= 0 && backoffBase.isFinite) { try fail("backoff base must be a non-negative number of seconds") }
         if !(maxRetryDelay >= 0 && maxRetryDelay.isFinite) { try fail("maximum retry delay must be a non-negative number of seconds") }
-        if userAgent.contains(where: { $0 == "\r" || $0 == "\n" }) { try fail("user agent must be one line") }
+        // Scalars, not Characters: "\r\n" is a single Character.
+        func hasLineBreak<S: StringProtocol>(_ s: S) -> Bool {
+            s.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" }
+        }
+        if hasLineBreak(userAgent) { try fail("user agent must be one line") }
         for (index, line) in headers.enumerated() {
             guard let colon = line.firstIndex(of: ":"),
                   !line[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
                   !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
-                  !line.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+                  !hasLineBreak(line)
             else { try fail("header \(index + 1) is not a single 'Name: value' line") }
         }
     }

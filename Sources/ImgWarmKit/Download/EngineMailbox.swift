@@ -76,10 +76,18 @@ final class EngineMailbox: @unchecked Sendable {
         return outstanding
     }
 
-    func waitUntilIdle() {
+    /// Blocks until nothing is outstanding or `deadline` passes; true when idle.
+    func waitUntilIdle(deadline: Date?) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while outstanding > 0 { condition.wait() }
+        while outstanding > 0 {
+            if let deadline {
+                if !condition.wait(until: deadline) { return outstanding == 0 }
+            } else {
+                condition.wait()
+            }
+        }
+        return true
     }
 
     /// Called by the engine right before it frees the multi handle.

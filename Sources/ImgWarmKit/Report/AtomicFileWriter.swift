@@ -32,18 +32,7 @@ public final class AtomicFileWriter {
             buffer.removeAll(keepingCapacity: true)
             return
         }
-        buffer.withUnsafeBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failed = errno
-                    return
-                }
-                off += n
-            }
-        }
+        failed = buffer.withUnsafeBytes { FileIO.writeAll(fd, $0) }
         buffer.removeAll(keepingCapacity: true)
     }
 

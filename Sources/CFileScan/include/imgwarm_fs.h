@@ -1,0 +1,45 @@
+#ifndef IMGWARM_FS_H
+#define IMGWARM_FS_H
+/* The two Linux calls a fast cache walk needs and Swift's Glibc module does
+ * not import (they are _GNU_SOURCE-only): getdents64, to read a directory in
+ * large batches, and statx, for birth times. Kept to plain data so that no
+ * errno or variadic call has to cross into Swift. */
+#include <stdint.h>
+
+/* What the walker needs of one file; times in nanoseconds since the epoch. */
+typedef struct {
+    uint32_t mode;        /* st_mode (type and permission bits) */
+    uint32_t has_btime;   /* 1 when the filesystem reported a birth time */
+    int64_t size;         /* logical length */
+    int64_t blocks;       /* 512-byte blocks allocated */
+    int64_t atime_ns;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+    int64_t btime_ns;     /* 0 unless has_btime */
+} imgwarm_stat;
+
+/* statx(dirfd, name, AT_SYMLINK_NOFOLLOW) into `out`; falls back to
+ * fstatat (no birth time) where statx is missing or filtered (old kernels,
+ * strict seccomp profiles). Returns 0, or the errno value. */
+int imgwarm_statat(int dirfd, const char *name, imgwarm_stat *out);
+
+/* getdents64 on an open directory: bytes read, 0 at the end, or -errno. */
+long imgwarm_getdents(int fd, void *buffer, unsigned long size);
+
+/* Fields of one `struct linux_dirent64` record inside a getdents buffer
+ * (d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name[]). */
+static inline unsigned short imgwarm_dirent_reclen(const void *record) {
+    return *(const unsigned short *)((const char *)record + 16);
+}
+static inline unsigned char imgwarm_dirent_type(const void *record) {
+    return *((const unsigned char *)record + 18);
+}
+static inline const char *imgwarm_dirent_name(const void *record) {
+    return (const char *)record + 19;
+}
+
+/* d_type values (from <dirent.h>, which Swift imports without them on some
+ * toolchains). */
+enum { IMGWARM_DT_UNKNOWN = 0, IMGWARM_DT_DIR = 4, IMGWARM_DT_REG = 8 };
+
+#endif

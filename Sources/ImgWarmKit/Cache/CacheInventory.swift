@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one walk of a cache folder found, compactly enough for millions of
+/// files: 16 bytes a file plus its name in a `NameArena` (22 bytes for
+/// `<md5>.jpg`), and nothing at all for pinned files beyond a count and a
+/// byte total (they are never removed, they only weigh on the size).
+final class CacheInventory {
+    /// One removable file.
+    struct Record {
+        /// The expire type's date in nanoseconds since the epoch, or
+        /// `noDate` (sorts after every real date: treated as newest).
+        var date: Int64
+        /// Allocated 512-byte blocks; `UInt32.max` for a file of 2 TiB or
+        /// more, whose size is then in `hugeAllocations`.
+        var blocks: UInt32
+        /// Also says the folder: the walk stores a folder's names together.
+        var nameOffset: UInt32
+    }
+
+    /// A file whose filesystem records no such date (birth time on some
+    /// filesystems): never expired, trimmed last.
+    static let noDate = Int64.max
+
+    var records: [Record] = []
+    let names = NameArena()
+    /// Relative folder paths, "" for the root.
+    var directories: [String] = [""]
+    /// Where each folder's names begin in the arena, in arena order, and
+    /// which folder that is: the walk visits one folder's files in a row.
+    private var folderStarts: [UInt32] = []
+    private var folderIndices: [UInt32] = []
+    /// Allocated bytes of files too big for `Record.blocks`, by name offset.
+    private var hugeAllocations: [UInt32: Int64] = [:]
+
+    var pinnedFiles = 0
+    var pinnedBytes: UInt64 = 0
+    var undatedFiles = 0
+    var unreadableDirectories = 0
+    var firstDirectoryError: CacheError?
+
+    var totalFiles: Int { records.count + pinnedFiles }
+
+    /// Walks `directory` once. Pinned names match files of the root folder
+    /// only: that is where SDWebImage looks a key up.
+    static func scan(_ directory: String, expireType: CacheExpireType, pinned: PinnedNames) throws -> CacheInventory {
+        let inventory = CacheInventory()
+        var walker = DirectoryWalker()
+        var arenaFull = false
+        let rootError = walker.walk(directory) { entry in
+            let bytes = entry.info.allocatedBytes
+            if entry.directoryIndex == 0, pinned.contains(entry.name, length: entry.nameLength) {
+                inventory.pinnedFiles += 1
+                inventory.pinnedBytes += UInt64(max(0, bytes))
+                return
+            }
+            let date = expireType.date(of: entry.info)
+            if date == nil { inventory.undatedFiles += 1 }
+            guard !arenaFull, let offset = try? inventory.names.append(entry.name, length: entry.nameLength) else {
+                arenaFull = true
+                return
+            }
+            let folder = UInt32(entry.directoryIndex)
+            if inventory.folderIndices.last != folder {
+                inventory.folderStarts.append(offset)
+                inventory.folderIndices.append(folder)
+            }
+            var blocks = UInt32.max
+            if entry.info.blocks >= 0 && entry.info.blocks < Int64(UInt32.max) {
+                blocks = UInt32(entry.info.blocks)
+            } else {
+                inventory.hugeAllocations[offset] = max(0, bytes)
+            }
+            inventory.records.append(Record(date: date ?? noDate, blocks: blocks, nameOffset: offset))
+        }
+        if let rootError { throw rootError }
+        if arenaFull {
+            throw CacheError(path: directory, reason: "too many files to prune in one run (more than 4 GiB of file names)")
+        }
+        inventory.directories = walker.directories
+        inventory.unreadableDirectories = walker.unreadableDirectories
+        inventory.firstDirectoryError = walker.firstDirectoryError
+        return inventory
+    }
+
+    func allocatedBytes(_ record: Record) -> Int64 {
+        record.blocks == UInt32.max ? hugeAllocations[record.nameOffset] ?? 0 : Int64(record.blocks) * 512
+    }
+
+    /// Index in `directories` of the record's folder.
+    func directoryIndex(_ record: Record) -> UInt32 {
+        // The last folder whose names start at or before this one.
+        var low = 0
+        var high = folderStarts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if folderStarts[mid] <= record.nameOffset { low = mid + 1 } else { high = mid }
+        }
+        return folderIndices[low - 1]
+    }
+
+    /// The record's path relative to the cache folder.
+    func relativePath(_ record: Record) -> String {
+        let folder = directories[Int(directoryIndex(record))]
+        let name = names.string(record.nameOffset)
+        return folder.isEmpty ? name : folder + "/" + name
+    }
+
+    /// Oldest first; ties (same date, rare but for copied or generated
+    /// caches) by path bytes, so that the order is the same on every machine.
+    func olderThan(_ a: Record, _ b: Record) -> Bool {
+        if a.date != b.date { return a.date < b.date }
+        return relativePath(a).utf8.lexicographicallyPrecedes(relativePath(b).utf8)
+    }
+}

@@ -1,0 +1,125 @@
+/// The outcome of `cache prune` (or, with a dry run, what it would do).
+/// Byte counts are allocated bytes (blocks on disk), what SDWebImage sums.
+public struct PruneResult {
+    /// One file removed (or that would be), in the order of removal.
+    public struct Removal: Sendable {
+        /// Index into the inventory's records.
+        let index: UInt32
+        /// 0 for an expired file, else the trim rank (1: first trimmed, the oldest).
+        public let rank: UInt32
+        public var reason: Reason { rank == 0 ? .expired : .trimmed }
+    }
+
+    /// The removals in order: expired files, then trimmed ones by rank. Kept
+    /// as 4-byte record indices (a run may remove millions); the rank of a
+    /// trimmed file is its position after the expired ones.
+    public struct Removals: RandomAccessCollection, Sendable {
+        fileprivate var recordIndices: [UInt32] = []
+        fileprivate var expiredCount = 0
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { recordIndices.count }
+        public subscript(position: Int) -> Removal {
+            Removal(index: recordIndices[position], rank: position < expiredCount ? 0 : UInt32(position - expiredCount + 1))
+        }
+    }
+
+    public enum Reason: String, Sendable { case expired, trimmed }
+
+    public let dryRun: Bool
+    public let expireType: CacheExpireType
+    /// `now - maxAge` in nanoseconds since the epoch, nil without --max-age.
+    public let expirationDate: Int64?
+    public let maxSize: UInt64?
+    /// Below what size trimming stopped (nil when no trim was needed).
+    public internal(set) var trimTarget: UInt64?
+    /// False when pinned files alone keep the cache above the target.
+    public internal(set) var trimTargetReached: Bool?
+
+    public private(set) var removals = Removals()
+    public private(set) var removedBytes: UInt64 = 0
+    public private(set) var expired = 0
+    public private(set) var trimmed = 0
+    /// Gone before we got to them (another prune): neither removed nor kept.
+    public private(set) var vanished = 0
+    public private(set) var vanishedBytes: UInt64 = 0
+    /// Spared because their date moved on since the walk (read by the app,
+    /// rewritten by a concurrent warm): kept.
+    public private(set) var renewed = 0
+    /// Files that could not be removed (permissions, read-only filesystem): kept.
+    public private(set) var failed = 0
+    public private(set) var firstFailure: CacheError?
+
+    public var removedFiles: Int { removals.count }
+    public var scannedFiles: Int { inventory.totalFiles }
+    public let scannedBytes: UInt64
+    public var keptFiles: Int { scannedFiles - removedFiles - vanished }
+    public var keptBytes: UInt64 { scannedBytes - removedBytes - vanishedBytes }
+    public var pinnedFiles: Int { inventory.pinnedFiles }
+    public var pinnedBytes: UInt64 { inventory.pinnedBytes }
+    /// Files without the expire type's date (no birth time on this filesystem).
+    public var undatedFiles: Int { inventory.undatedFiles }
+    public var unreadableDirectories: Int { inventory.unreadableDirectories }
+    public var firstDirectoryError: CacheError? { inventory.firstDirectoryError }
+
+    private let inventory: CacheInventory
+
+    init(inventory: CacheInventory, options: PruneOptions, now: Int64) {
+        self.inventory = inventory
+        scannedBytes = inventory.records.reduce(inventory.pinnedBytes) { $0 + UInt64(inventory.allocatedBytes($1)) }
+        dryRun = options.dryRun
+        expireType = options.expireType
+        maxSize = options.maxSize
+        expirationDate = options.maxAge.map { Self.expiration(now: now, maxAge: $0) }
+    }
+
+    /// `now - maxAge` without overflow: an age beyond 1678 expires nothing.
+    static func expiration(now: Int64, maxAge: Double) -> Int64 {
+        let nanoseconds = maxAge * 1e9
+        guard nanoseconds < 9e18 else { return Int64.min }
+        let (date, overflow) = now.subtractingReportingOverflow(Int64(nanoseconds.rounded()))
+        return overflow ? Int64.min : date
+    }
+
+    /// Counts one file's outcome. Expired files all come before trimmed ones.
+    mutating func account(_ outcome: FileRemover.Outcome, index: Int, expired isExpired: Bool) {
+        let record = inventory.records[index]
+        let bytes = UInt64(inventory.allocatedBytes(record))
+        switch outcome {
+        case .removed:
+            removals.recordIndices.append(UInt32(index))
+            removedBytes += bytes
+            if isExpired {
+                expired += 1
+                removals.expiredCount += 1
+            } else {
+                trimmed += 1
+            }
+        case .vanished:
+            vanished += 1
+            vanishedBytes += bytes
+        case .renewed:
+            renewed += 1
+        case .failed(let e):
+            failed += 1
+            if firstFailure == nil {
+                firstFailure = CacheError(path: inventory.relativePath(record),
+                                          reason: "cannot remove: \(errnoString(e))", errno: e)
+            }
+        }
+    }
+
+    /// The removed file's path relative to the cache folder.
+    public func path(of removal: Removal) -> String {
+        inventory.relativePath(inventory.records[Int(removal.index)])
+    }
+
+    public func allocatedBytes(of removal: Removal) -> UInt64 {
+        UInt64(inventory.allocatedBytes(inventory.records[Int(removal.index)]))
+    }
+
+    /// The file's date (nanoseconds since the epoch), nil when it has none.
+    public func date(of removal: Removal) -> Int64? {
+        let date = inventory.records[Int(removal.index)].date
+        return date == CacheInventory.noDate ? nil : date
+    }
+}

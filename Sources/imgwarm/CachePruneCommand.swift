@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import ImgWarmKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension CacheExpireType: ExpressibleByArgument {}
+
+struct CachePruneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "Expire and trim the cache with SDWebImage's semantics.",
+        discussion: """
+        Expiry removes every file whose date is at or before now - max-age (files \
+        without that date stay). Then, if the allocated size of what remains is above \
+        max-size, files go oldest first until it is below trim-ratio x max-size. \
+        Hidden files and folders (imgwarm's .imgwarm state among them) are never \
+        touched nor counted. Entries of --keep manifests are never removed but count \
+        in the size. Example (cron): imgwarm cache prune --max-age 30d --max-size 20G
+        """
+    )
+
+    @OptionGroup var cacheOptions: CacheOptions
+
+    @Option(help: ArgumentHelp("Remove files whose date is at or before now minus this (e.g. 30d, 12h).", valueName: "duration"),
+            transform: { try Parse.duration($0) })
+    var maxAge: Double?
+
+    @Option(help: ArgumentHelp("Then trim while the allocated size is above this (e.g. 20G, 500MiB; 0: no limit).", valueName: "size"),
+            transform: { try Parse.size($0) })
+    var maxSize: UInt64?
+
+    @Option(help: ArgumentHelp("Which file date expiry and trimming use: access, modification, creation (birth time) or change.", valueName: "type"))
+    var expireType: CacheExpireType = .access
+
+    @Option(help: ArgumentHelp("Trim down to below this fraction of --max-size (0 < R <= 1).", valueName: "ratio"))
+    var trimRatio: Double = 0.5
+
+    @Option(name: .customLong("keep"), help: ArgumentHelp("Never remove the entries of this manifest (repeatable; - for stdin).", valueName: "manifest"))
+    var keep: [String] = []
+
+    @Flag(help: "Remove nothing; list what would be removed and why.")
+    var dryRun = false
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    var options: PruneOptions {
+        PruneOptions(maxAge: maxAge, maxSize: maxSize, expireType: expireType, trimRatio: trimRatio, dryRun: dryRun)
+    }
+
+    func run() throws {
+        // Checked here rather than in validate(): a Failure prints the one
+        // line the contract asks for, where a ValidationError adds the usage.
+        do {
+            try options.validate()
+        } catch let invalid as PruneOptions.Invalid {
+            throw Failure.usage(invalid.description)
+        }
+        if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
+        var options = self.options
+        options.pinned = try loadPinned()
+        let cache = cacheOptions.existingCache()
+        // Share the cache with concurrent warms; keep `cache clear --all`
+        // out meanwhile. A cache no imgwarm run has used gets no lock file
+        // (and a dry run touches nothing).
+        var lock: CacheLock?
+        if !options.dryRun, FileManager.default.fileExists(atPath: cache.stateDirectory) {
+            lock = try CacheLock(cache: cache, mode: .shared)
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let result = try CachePruner(directory: cache.directory, options: options).run()
+        let out = OutputLines()
+        if json {
+            PruneReport.json(result, includeFiles: dryRun) { out.write($0) }
+        } else {
+            if dryRun { PruneReport.listing(result) { out.write($0) } }
+            out.write(PruneReport.summary(result))
+        }
+        out.flush()
+        for warning in PruneReport.warnings(result) { printError(warning) }
+        if let failure = result.firstFailure {
+            let more = result.failed > 1 ? " (and \(result.failed - 1) more files)" : ""
+            throw Failure.cache("\(cache.directory)/\(failure.path): \(failure.reason)\(more)")
+        }
+    }
+
+    /// The names of the --keep manifests. A manifest that cannot be read is a
+    /// usage error: pruning without the pins the user asked for could remove
+    /// what they meant to keep.
+    private func loadPinned() throws -> PinnedNames {
+        guard !keep.isEmpty else { return PinnedNames() }
+        var problems = 0
+        do {
+            let pinned = try PinnedNames.load(manifests: keep) { problem in
+                problems += 1
+                if problems <= 5 { printError("\(problem.description) (pins nothing)") }
+            }
+            if problems > 5 { printError("\(problems - 5) more manifest lines pin nothing") }
+            return pinned
+        } catch let error as ManifestReader.OpenError {
+            throw Failure.usage(error.description)
+        }
+    }
+}
+
+/// Buffered stdout for long listings: one write(2) per 64 KiB.
+final class OutputLines {
+    private var buffer: [UInt8] = []
+
+    func write(_ line: String) {
+        buffer.append(contentsOf: line.utf8)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func flush() {
+        var offset = 0
+        while offset < buffer.count {
+            let n = buffer.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                break  // a closed pipe (| head): nothing more to say
+            }
+            offset += n
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
