@@ -17,6 +17,26 @@ import TestSupport
         return ["cache", "clear", "--cache", cache]
     }
 
+    /// Runs that start together on a new cache all create the state
+    /// database at once. (They raced in GRDB's migrator: the loser failed
+    /// with "UNIQUE constraint failed: grdb_migrations.identifier", exit 3.)
+    @Test func warmsStartingTogetherOnANewCacheAllSucceed() throws {
+        let f = try WarmFixture()
+        let manifest = f.writeManifest(f.servePNGs(3))
+        var failures: [String] = []
+        for round in 0..<10 {
+            let cache = f.dir + "/fresh-\(round)"
+            try FileManager.default.createDirectory(atPath: cache + "/.imgwarm", withIntermediateDirectories: true)
+            let runs = try (0..<6).map { _ in
+                try BinaryRunner.start(["warm", manifest, "--cache", cache, "--progress", "none"])
+            }
+            for r in runs.map({ $0.wait(timeout: 60) }) where r.status != 0 || r.signalled {
+                failures.append("round \(round): exit \(r.status): \(r.stderr)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of 60 runs failed: \(failures.prefix(3))")
+    }
+
     @Test func twoWarmsAndARemoverAtOnceKeepFilesWholeAndTheStateIntact() throws {
         let f = try WarmFixture()
         var urls: [String] = []

@@ -66,9 +66,28 @@ public final class StateStore: @unchecked Sendable {
             try queue.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
             }
-            try Self.migrator.migrate(queue)
+            try Self.migrate(queue)
         } catch {
             throw CacheError(path: path, reason: "cannot open state database: \(error)")
+        }
+    }
+
+    /// Runs that open a new state database at the same moment (two warms
+    /// started together) all see "v1" as not applied; the writers then take
+    /// turns, and the loser's INSERT into grdb_migrations fails with a
+    /// UNIQUE constraint (it was exit 3). By then the winner has committed
+    /// the same schema, so migrating again finds nothing to do. Found by
+    /// ReliabilityTests/ConcurrencyTests.
+    static func migrate(_ queue: DatabaseQueue) throws {
+        var attempt = 0
+        while true {
+            do {
+                try migrator.migrate(queue)
+                return
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && attempt < 5 {
+                attempt += 1
+                usleep(useconds_t(10_000 * attempt))
+            }
         }
     }
 
