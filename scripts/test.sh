@@ -12,6 +12,10 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
+fuzz_seconds="${IMGWARM_FUZZ_SECONDS:-30}"
+if [ "$fuzz_seconds" != 0 ]; then
+  scripts/fuzz.sh "$fuzz_seconds" || status=1
+fi
 # One plain closing line with the Swift Testing counts.
 python3 - "$log" <<'PY'
 import re, sys
@@ -22,8 +26,4 @@ if m:
     total = int(m[-1][0])
     print(f"tests: {total - failed_tests} passed, {failed_tests} failed")
 PY
-fuzz_seconds="${IMGWARM_FUZZ_SECONDS:-30}"
-if [ "$fuzz_seconds" != 0 ]; then
-  scripts/fuzz.sh "$fuzz_seconds" || status=1
-fi
 exit $status

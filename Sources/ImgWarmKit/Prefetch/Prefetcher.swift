@@ -49,9 +49,8 @@ public final class Prefetcher: @unchecked Sendable {
     private let pipeline: DispatchSemaphore
     private let stateBatch = StateBatch()
     private let flags = RunFlags()
-    /// Allocated size the cache holds (for `--budget`).
-    private var budgetUsed: UInt64 = 0
-    private let budgetLock = NSLock()
+    /// `--budget`: decides in feed order whether each new file fits.
+    private var budgetGate: BudgetGate?
 
     /// Failure lines go here as they happen (the CLI prints them).
     public var onFailure: (@Sendable (String) -> Void)?
@@ -86,8 +85,10 @@ public final class Prefetcher: @unchecked Sendable {
         } else {
             failed = (try? state?.failedURLSet()) ?? nil ?? []
         }
-        if options.budgetBytes != nil {
-            CacheScanner.scan(cache.directory) { budgetUsed += UInt64(max(0, $0.allocatedSize)) }
+        if let budget = options.budgetBytes {
+            var used: UInt64 = 0
+            CacheScanner.scan(cache.directory) { used += UInt64(max(0, $0.allocatedSize)) }
+            budgetGate = BudgetGate(limit: budget, used: used)
         }
         let flusher = startStateFlusher()
         for index in 0..<plan.count {
@@ -130,11 +131,8 @@ public final class Prefetcher: @unchecked Sendable {
                 finish(index, r, started: started)
                 continue
             }
-            if let budget = options.budgetBytes, existing == nil {
-                budgetLock.lock()
-                let over = budgetUsed >= budget
-                budgetLock.unlock()
-                if over {
+            if let gate = budgetGate, existing == nil {
+                if gate.isFull {
                     var r = EntryResult()
                     r.outcome = .skipped
                     r.error = .budget
@@ -162,13 +160,15 @@ public final class Prefetcher: @unchecked Sendable {
             }
             let request = DownloadRequest(url: url, priority: plan.priority(index), validators: validators)
             let previousPath = existing?.path
-            let hadFile = previousPath != nil
+            let ticket = budgetGate?.issue()
             engine.enqueue(request) { [self] result in
                 // The engine's thread: decoding and disk writes go to the
                 // validation workers so transfers never stall.
                 validationQueue.addOperation { [self] in
-                    complete(index: index, key: key, url: url, name: name, previousPath: previousPath, result: result, started: started)
-                    pipeline.signal()
+                    // The pipeline slot is freed only when the entry is
+                    // done, so bodies waiting on the budget gate stay bounded.
+                    complete(index: index, key: key, url: url, name: name, previousPath: previousPath, result: result,
+                             started: started, ticket: ticket) { [self] in pipeline.signal() }
                 }
             }
         }
@@ -190,8 +190,16 @@ public final class Prefetcher: @unchecked Sendable {
     }
 
     private func complete(index: Int, key: String, url: String, name: CacheFileName, previousPath: String?,
-                          result: DownloadResult, started: DispatchTime) {
+                          result: DownloadResult, started: DispatchTime, ticket: Int?, done: @escaping () -> Void) {
         var r = EntryResult()
+        var deferred = false
+        defer {
+            if !deferred {
+                // Nothing to store: later entries need not wait for this one.
+                if let ticket { budgetGate?.decide(ticket, size: nil) { _ in } }
+                done()
+            }
+        }
         switch result {
         case .failure(let failure):
             r.outcome = failure.errorClass == .cancelled ? .skipped : .failed
@@ -251,35 +259,42 @@ public final class Prefetcher: @unchecked Sendable {
                 r.width = UInt32(clamping: info.width ?? 0)
                 r.height = UInt32(clamping: info.height ?? 0)
                 r.bytes = UInt32(clamping: body.count)
-                let allocated = UInt64((body.count + 4095) / 4096 * 4096)
-                if let budget = options.budgetBytes, previousPath == nil {
-                    budgetLock.lock()
-                    let fits = budgetUsed + allocated <= budget
-                    if fits { budgetUsed += allocated }
-                    budgetLock.unlock()
-                    if !fits {
-                        r.outcome = .skipped
-                        r.error = .budget
-                        finish(index, r, started: started, reason: "would pass the budget of \(budget) bytes")
-                        return
+                let dimensions = info.width.flatMap { w in info.height.map { (w, $0) } }
+                let store = { [self] in
+                    do {
+                        try cache.store(body, for: name, replacing: previousPath)
+                        r.outcome = .downloaded
+                        r.fileExists = true
+                        stateBatch.add(.succeeded(url: url, validators: .init(key: key, etag: response.etag, lastModified: response.lastModified)))
+                        finish(index, r, started: started, dimensions: dimensions)
+                    } catch let error as CacheError {
+                        r.outcome = .failed
+                        r.error = .disk
+                        report(index, url: url, reason: error.description)
+                        if error.isDiskFull || error.errno == EROFS || error.errno == EACCES { flags.setFatal(error) }
+                        finish(index, r, started: started, reason: error.description)
+                    } catch {
+                        r.outcome = .failed
+                        r.error = .disk
+                        finish(index, r, started: started, reason: "\(error)")
                     }
                 }
-                do {
-                    try cache.store(body, for: name, replacing: previousPath)
-                    r.outcome = .downloaded
-                    r.fileExists = true
-                    stateBatch.add(.succeeded(url: url, validators: .init(key: key, etag: response.etag, lastModified: response.lastModified)))
-                    finish(index, r, started: started, dimensions: info.width.flatMap { w in info.height.map { (w, $0) } })
-                } catch let error as CacheError {
-                    r.outcome = .failed
-                    r.error = .disk
-                    report(index, url: url, reason: error.description)
-                    if error.isDiskFull || error.errno == EROFS || error.errno == EACCES { flags.setFatal(error) }
-                    finish(index, r, started: started, reason: error.description)
-                } catch {
-                    r.outcome = .failed
-                    r.error = .disk
-                    finish(index, r, started: started, reason: "\(error)")
+                guard let gate = budgetGate, let ticket else {
+                    store()
+                    return
+                }
+                // Replacing a cached file (--refresh) is not new room.
+                let allocated: UInt64? = previousPath == nil ? UInt64((body.count + 4095) / 4096 * 4096) : nil
+                deferred = true
+                gate.decide(ticket, size: allocated) { [self] fits in
+                    if fits {
+                        store()
+                    } else {
+                        r.outcome = .skipped
+                        r.error = .budget
+                        finish(index, r, started: started, reason: "would pass the budget of \(gate.limit) bytes")
+                    }
+                    done()
                 }
             }
         }
@@ -366,3 +381,55 @@ final class RunFlags: @unchecked Sendable {
 }
 
 extension Downloader: DownloadEngine {}
+
+/// `--budget` in priority order. Entries are fed highest priority first but
+/// finish downloading and validating in any order; the gate decides whether
+/// each new file fits strictly in feed order, so a low-priority image never
+/// takes the room of a higher-priority one fed before it.
+final class BudgetGate: @unchecked Sendable {
+    let limit: UInt64
+    private var used: UInt64
+    private let lock = NSLock()
+    private var issued = 0
+    private var next = 0
+    private var waiting: [Int: (size: UInt64?, then: (Bool) -> Void)] = [:]
+
+    init(limit: UInt64, used: UInt64) {
+        self.limit = limit
+        self.used = used
+    }
+
+    /// A place in feed order, for an entry about to be requested.
+    func issue() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        issued += 1
+        return issued - 1
+    }
+
+    var isFull: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return used >= limit
+    }
+
+    /// Decides `ticket` once every earlier ticket is decided: `size` nil
+    /// means nothing to store. `then` runs with whether it fits, possibly
+    /// on the thread that decides a later-finishing earlier ticket.
+    func decide(_ ticket: Int, size: UInt64?, _ then: @escaping (Bool) -> Void) {
+        var ready: [((Bool) -> Void, Bool)] = []
+        lock.lock()
+        waiting[ticket] = (size, then)
+        while let item = waiting.removeValue(forKey: next) {
+            var fits = true
+            if let s = item.size {
+                fits = used + s <= limit
+                if fits { used += s }
+            }
+            ready.append((item.then, fits))
+            next += 1
+        }
+        lock.unlock()
+        for (then, fits) in ready { then(fits) }
+    }
+}
