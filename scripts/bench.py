@@ -134,7 +134,7 @@ def cmd_inputs(work, name, baseurl):
     files = corpus_files(work, name)
     d = os.path.join(work, "inputs")
     os.makedirs(d, exist_ok=True)
-    out = os.path.join(work, "out")
+    out = os.environ.get("BENCH_TARGET") or os.path.join(work, "out")
     urls = [f"{baseurl}/{name}/{rel}" for rel in files]
     with open(os.path.join(d, f"{name}.manifest"), "w") as f:
         f.writelines(u + "\n" for u in urls)
@@ -179,7 +179,7 @@ def count_files(d):
 def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
     rounds, j = int(rounds), int(j)
     inp = os.path.join(work, "inputs")
-    out = os.path.join(work, "out")
+    out = os.environ.get("BENCH_TARGET") or os.path.join(work, "out")
     src = os.path.join(work, "corpus", name)
     expected = len(corpus_files(work, name))
     _, corpus_bytes = count_files(src)

@@ -9,6 +9,7 @@
 #
 # Environment: BENCH_DIR (/tmp/imgwarm-bench), BENCH_J (16), BENCH_ROUNDS (3),
 # BENCH_THUMBS / BENCH_LARGE (file counts), BENCH_PORT (18471), BENCH_OUT (bench-out),
+# BENCH_TARGET (where the tools write: $BENCH_DIR/out; e.g. /dev/shm/x to take the disk out),
 # BENCH_CACHED (100000), BENCH_MANIFEST_LINES (1000000), BENCH_PRUNE_FILES (1000000).
 #
 # Each round runs every tool once, in a rotated order, with the target folders
@@ -70,7 +71,7 @@ log() { echo "$*"; echo "$*" >> "$results"; }
 log "imgwarm bench $(date -u +%FT%TZ)  $($imgwarm --version 2>/dev/null | head -1)  commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 log "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 log "peers: $(curl --version | head -1 | cut -d' ' -f1-2), $(aria2c --version | head -1), $(wget2 --version 2>/dev/null | head -1), $(nginx -v 2>&1)"
-log "work dir $work; thumbs $thumbs, large $large; -j $j; $rounds rounds"
+log "work dir $work; targets ${BENCH_TARGET:-$work/out}; thumbs $thumbs, large $large; -j $j; $rounds rounds"
 
 # ---------------------------------------------------------------- corpus
 python3 scripts/bench.py corpus "$work" thumbs "$thumbs" 5 20
@@ -156,7 +157,8 @@ if ((extra)); then
 
   # ------------------------------------------------------------ prune
   log ""
-  if "$imgwarm" cache prune --help >/dev/null 2>&1; then
+  # (`cache prune --help` exits 0 with the help of `cache` when prune is missing)
+  if "$imgwarm" cache --help 2>/dev/null | grep -qE '^ +prune '; then
     log "=== cache prune over $prunefiles files (--dry-run) vs find -printf ==="
     pdir="$work/prune-cache"
     if [ "$(find "$pdir" -maxdepth 1 -type f 2>/dev/null | wc -l)" != "$prunefiles" ]; then
