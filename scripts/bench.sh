@@ -82,6 +82,7 @@ ngx="$work/nginx"
 mkdir -p "$ngx/logs" "$ngx/tmp"
 cat > "$ngx/nginx.conf" <<EOF
 worker_processes auto;
+worker_rlimit_nofile 65536;
 pid $ngx/nginx.pid;
 error_log $ngx/logs/error.log warn;
 daemon off;
@@ -93,7 +94,6 @@ http {
   tcp_nodelay on;
   keepalive_timeout 65;
   keepalive_requests 1000000;
-  open_file_cache max=50000 inactive=60s;
   types { image/jpeg jpg; image/png png; image/gif gif; }
   client_body_temp_path $ngx/tmp; proxy_temp_path $ngx/tmp; fastcgi_temp_path $ngx/tmp;
   uwsgi_temp_path $ngx/tmp; scgi_temp_path $ngx/tmp;
