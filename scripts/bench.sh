@@ -82,7 +82,7 @@ ngx="$work/nginx"
 mkdir -p "$ngx/logs" "$ngx/tmp"
 cat > "$ngx/nginx.conf" <<EOF
 worker_processes auto;
-worker_rlimit_nofile 65536;
+worker_rlimit_nofile $(ulimit -Hn);
 pid $ngx/nginx.pid;
 error_log $ngx/logs/error.log warn;
 daemon off;
