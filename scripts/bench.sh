@@ -7,7 +7,7 @@
 #   scripts/bench.sh --only thumbs   one corpus (thumbs|large); --skip-extra skips the
 #                                    cached re-run / 1M-manifest / prune measurements
 #
-# Environment: BENCH_DIR (/tmp/imgwarm-bench), BENCH_J (16), BENCH_ROUNDS (3),
+# Environment: BENCH_DIR (/tmp/imgwarm-bench; with --small /tmp/imgwarm-bench-small), BENCH_J (16), BENCH_ROUNDS (3),
 # BENCH_THUMBS / BENCH_LARGE (file counts), BENCH_PORT (18471), BENCH_OUT (bench-out),
 # BENCH_TARGET (where the tools write: $BENCH_DIR/out; e.g. /dev/shm/x to take the disk out),
 # BENCH_CACHED (100000), BENCH_MANIFEST_LINES (1000000), BENCH_PRUNE_FILES (1000000).
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 repo="$PWD"
 export PATH="/opt/swift/usr/bin:$PATH"
 
-work="${BENCH_DIR:-/tmp/imgwarm-bench}"
+work="${BENCH_DIR:-}"
 j="${BENCH_J:-16}"
 rounds="${BENCH_ROUNDS:-3}"
 port="${BENCH_PORT:-18471}"
@@ -38,7 +38,7 @@ only=""
 extra=1
 while (($#)); do
   case "$1" in
-    --small) thumbs="${BENCH_THUMBS:-2000}"; large="${BENCH_LARGE:-500}" ;;
+    --small) thumbs="${BENCH_THUMBS:-2000}"; large="${BENCH_LARGE:-500}"; work="${work:-/tmp/imgwarm-bench-small}" ;;
     --only) only="$2"; shift ;;
     --skip-extra) extra=0 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
@@ -46,6 +46,8 @@ while (($#)); do
   esac
   shift
 done
+
+work="${work:-/tmp/imgwarm-bench}"   # --small keeps its own corpus in /tmp/imgwarm-bench-small
 
 # ---------------------------------------------------------------- packages
 need=()
