@@ -5,7 +5,8 @@
 #   strace-files.txt   per-file syscall pattern of the store path (strace -f -e trace=file,desc)
 #   perf-report.txt    perf record -g, children and self, by symbol
 #   perf-threads.txt   samples per thread (network thread vs validation workers)
-#   callgrind.txt      callgrind_annotate of a small run (PROFILE_CALLGRIND=1)
+#   callgrind.txt      callgrind_annotate of a small run (PROFILE_CALLGRIND=1; valgrind 3.19 gives up
+#                      on the release binary: "Possibly corrupted debuginfo file")
 #   scripts/bench-profile.sh            (BENCH_DIR, BENCH_PORT as in bench.sh; PROFILE_J 16)
 set -euo pipefail
 cd "$(dirname "$0")/.."
