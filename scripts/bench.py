@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Helpers of scripts/bench.sh: corpus, manifests and peer inputs, timed rounds, report.
+
+Subcommands (all paths absolute; bench.sh passes them):
+  corpus WORK NAME COUNT MINKB MAXKB        make WORK/corpus/NAME once (idempotent)
+  inputs WORK NAME BASEURL                  manifest + curl/aria2/wget2 lists for NAME
+  rounds WORK NAME ROUNDS J IMGWARM OUT     time the tools, alternating round by round
+  cachedfill WORK COUNT BASEURL CACHEDIR    write COUNT cache files with SDWebImage names
+  bigmanifest PATH COUNT BASEURL            a manifest of COUNT distinct lines
+"""
+import hashlib
+import json
+import os
+import random
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+# ---------------------------------------------------------------- corpus
+
+# (format, width, height, extra convert args) -- sizes chosen so that the
+# files land in the thumbnail (5-20 KB) or large (50-300 KB) ranges; bases
+# outside the range are dropped after encoding.
+PHOTO = ["-attenuate", "0.4", "+noise", "Gaussian"]
+BASES = {
+    "thumbs": (
+        [("jpg", w, h, PHOTO + ["-quality", q]) for (w, h) in
+         [(180, 180), (240, 160), (200, 200), (256, 192), (280, 210), (300, 225), (320, 240), (360, 270)]
+         for q in ("70", "82")]
+        + [("png", w, h, ["-blur", "0x2", "-depth", "8"]) for (w, h) in
+           [(64, 64), (80, 60), (96, 72), (100, 100), (120, 90), (128, 96)]]
+        + [("gif", w, h, ["-colors", c]) for (w, h) in [(100, 100), (120, 90), (140, 140), (160, 120)]
+           for c in ("64", "128")]
+    ),
+    "large": (
+        [("jpg", w, h, PHOTO + ["-quality", q]) for (w, h) in
+         [(640, 480), (800, 600), (960, 720), (1024, 768), (1200, 900), (1400, 1050)]
+         for q in ("72", "85")]
+        + [("jpg", w, h, PHOTO + ["-quality", "80", "-interlace", "Plane"]) for (w, h) in [(640, 480), (1024, 768)]]
+        + [("png", w, h, ["-blur", "0x2", "-depth", "8"]) for (w, h) in
+           [(320, 240), (400, 300), (480, 360), (560, 420)]]
+        + [("gif", w, h, ["-colors", c]) for (w, h) in [(400, 300), (480, 360), (560, 420), (640, 480)]
+           for c in ("128", "256")]
+    ),
+}
+
+
+def png_chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def mark(fmt, data, tag):
+    """A distinct, still valid image: the tag goes into a comment of the format."""
+    tag = tag.encode()
+    if fmt == "jpg":  # COM segment right after SOI
+        assert data[:2] == b"\xff\xd8"
+        return data[:2] + b"\xff\xfe" + struct.pack(">H", len(tag) + 2) + tag + data[2:]
+    if fmt == "png":  # tEXt chunk before IEND (the last 12 bytes)
+        assert data[-8:-4] == b"IEND"
+        return data[:-12] + png_chunk(b"tEXt", b"Comment\x00" + tag) + data[-12:]
+    if fmt == "gif":  # comment extension before the trailer
+        assert data[-1:] == b";"
+        return data[:-1] + b"\x21\xfe" + bytes([len(tag)]) + tag + b"\x00" + b";"
+    raise ValueError(fmt)
+
+
+def cmd_corpus(work, name, count, minkb, maxkb):
+    count, minkb, maxkb = int(count), int(minkb), int(maxkb)
+    root = os.path.join(work, "corpus", name)
+    stamp = os.path.join(work, "corpus", f".{name}.done")
+    if os.path.exists(stamp) and open(stamp).read().strip() == str(count):
+        print(f"corpus {name}: {count} files (kept)", flush=True)
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    bdir = os.path.join(work, "bases", name)
+    os.makedirs(bdir, exist_ok=True)
+    t0 = time.monotonic()
+    bases = []
+    procs = []
+    for i, (fmt, w, h, extra) in enumerate(BASES[name]):
+        path = os.path.join(bdir, f"b{i:02d}_{w}x{h}.{fmt}")
+        if not os.path.exists(path):
+            procs.append(subprocess.Popen(
+                ["convert", "-seed", str(i + 1), "-size", f"{w}x{h}", "plasma:fractal", *extra, path]))
+        bases.append((fmt, path))
+        if len(procs) >= (os.cpu_count() or 2):
+            for p in procs:
+                p.wait()
+            procs = []
+    for p in procs:
+        p.wait()
+    kept = []
+    for fmt, path in bases:
+        data = open(path, "rb").read()
+        if minkb * 1000 <= len(data) <= maxkb * 1000:
+            kept.append((fmt, data))
+        else:
+            print(f"  base {os.path.basename(path)}: {len(data) // 1000} KB outside {minkb}-{maxkb} KB, dropped")
+    if len(kept) < 6:
+        sys.exit(f"bench: only {len(kept)} usable base images for {name}")
+    rnd = random.Random(42)
+    total = 0
+    for n in range(count):
+        fmt, data = kept[rnd.randrange(len(kept))]
+        sub = os.path.join(root, f"{n // 1000:03d}")
+        if n % 1000 == 0:
+            os.makedirs(sub, exist_ok=True)
+        body = mark(fmt, data, f"imgwarm-bench {name} {n}")
+        with open(os.path.join(sub, f"{name[0]}{n:06d}.{fmt}"), "wb") as f:
+            f.write(body)
+        total += len(body)
+    open(stamp, "w").write(str(count))
+    fmts = {}
+    for fmt, _ in kept:
+        fmts[fmt] = fmts.get(fmt, 0) + 1
+    print(f"corpus {name}: {count} files, {total / 1e6:.1f} MB, {len(kept)} bases {fmts}, "
+          f"{time.monotonic() - t0:.1f}s", flush=True)
+
+
+def corpus_files(work, name):
+    root = os.path.join(work, "corpus", name)
+    out = []
+    for sub in sorted(os.listdir(root)):
+        for f in sorted(os.listdir(os.path.join(root, sub))):
+            out.append(f"{sub}/{f}")
+    return out
+
+
+def cmd_inputs(work, name, baseurl):
+    files = corpus_files(work, name)
+    d = os.path.join(work, "inputs")
+    os.makedirs(d, exist_ok=True)
+    out = os.environ.get("BENCH_TARGET") or os.path.join(work, "out")
+    urls = [f"{baseurl}/{name}/{rel}" for rel in files]
+    with open(os.path.join(d, f"{name}.manifest"), "w") as f:
+        f.writelines(u + "\n" for u in urls)
+    with open(os.path.join(d, f"{name}.curl"), "w") as f:  # url/output pairs into one flat folder
+        for u, rel in zip(urls, files):
+            f.write(f'url = "{u}"\noutput = "{out}/curl/{os.path.basename(rel)}"\n')
+    with open(os.path.join(d, f"{name}.curlnull"), "w") as f:
+        for u in urls:
+            f.write(f'url = "{u}"\noutput = "/dev/null"\n')
+    with open(os.path.join(d, f"{name}.aria2"), "w") as f:
+        for u, rel in zip(urls, files):
+            f.write(f"{u}\n  out={os.path.basename(rel)}\n")
+    with open(os.path.join(d, f"{name}.list"), "w") as f:
+        f.writelines(u + "\n" for u in urls)
+    print(f"inputs {name}: {len(urls)} URLs", flush=True)
+
+
+# ---------------------------------------------------------------- timing
+
+def drop_caches():
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def count_files(d):
+    n = 0
+    size = 0
+    for root, dirs, files in os.walk(d):
+        dirs[:] = [x for x in dirs if not x.startswith(".")]  # imgwarm's .imgwarm state
+        for f in files:
+            if not f.startswith("."):
+                n += 1
+                size += os.lstat(os.path.join(root, f)).st_size
+    return n, size
+
+
+def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
+    rounds, j = int(rounds), int(j)
+    inp = os.path.join(work, "inputs")
+    out = os.environ.get("BENCH_TARGET") or os.path.join(work, "out")
+    src = os.path.join(work, "corpus", name)
+    expected = len(corpus_files(work, name))
+    _, corpus_bytes = count_files(src)
+    tools = {
+        "imgwarm": ([imgwarm, "warm", f"{inp}/{name}.manifest", "-j", str(j), "--cache", f"{out}/imgwarm",
+                     "--progress", "none", "-q"], f"{out}/imgwarm"),
+        "curl": (["curl", "--parallel", "--parallel-max", str(j), "-s", "-S", "--fail", "-K", f"{inp}/{name}.curl"],
+                 f"{out}/curl"),
+        "aria2c": (["aria2c", "-i", f"{inp}/{name}.aria2", "-j", str(j), "-x1", "-d", f"{out}/aria2c",
+                    "--auto-file-renaming=false", "--allow-overwrite=true", "--console-log-level=warn",
+                    "--summary-interval=0", "--download-result=hide", "--file-allocation=none",
+                    "--check-certificate=false", "--max-tries=1"], f"{out}/aria2c"),
+        "wget2": (["wget2", "-i", f"{inp}/{name}.list", "--max-threads", str(j), "-P", f"{out}/wget2", "-nd",
+                   "--no-robots", "-q"], f"{out}/wget2"),
+        "curl>null": (["curl", "--parallel", "--parallel-max", str(j), "-s", "-S", "--fail", "-K",
+                       f"{inp}/{name}.curlnull"], None),
+        "cp -r": (["cp", "-r", src, f"{out}/cp"], f"{out}/cp"),
+    }
+    order = list(tools)
+    dropped = None
+    times = {t: [] for t in order}
+    log = open(outfile, "a")
+
+    def say(s):
+        print(s, flush=True)
+        log.write(s + "\n")
+        log.flush()
+
+    say(f"\n=== corpus {name}: {expected} files, {corpus_bytes / 1e6:.1f} MB, -j {j}, {rounds} rounds ===")
+    for r in range(1, rounds + 1):
+        # rotate the order each round so no tool always runs first or after the same one
+        rot = order[(r - 1) % len(order):] + order[:(r - 1) % len(order)]
+        for t in rot:
+            argv, target = tools[t]
+            for d in [tools[x][1] for x in order if tools[x][1]]:
+                shutil.rmtree(d, ignore_errors=True)
+            if target and t != "cp -r":
+                os.makedirs(target, exist_ok=True)
+            ok = drop_caches()
+            dropped = ok if dropped is None else (dropped and ok)
+            t0 = time.monotonic()
+            p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            dt = time.monotonic() - t0
+            note = ""
+            if target:
+                n, _ = count_files(target)
+                if n != expected:
+                    note = f"  ({n}/{expected} files!)"
+            if p.returncode != 0:
+                note += f"  exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[-300:]}"
+            times[t].append(dt)
+            say(f"round {r} {t:10s} {dt:8.3f} s{note}")
+        base = times["imgwarm"][-1]
+        say(f"round {r} ratios imgwarm/tool: " + "  ".join(
+            f"{t}={base / times[t][-1]:.2f}" for t in order if t != "imgwarm"))
+    for d in [tools[x][1] for x in order if tools[x][1]]:
+        shutil.rmtree(d, ignore_errors=True)
+    # per-round ratio of imgwarm to the faster of curl and wget2 (the issue's "faster peer")
+    ratios = {t: [times["imgwarm"][i] / times[t][i] for i in range(rounds)] for t in order if t != "imgwarm"}
+    ratios["faster(curl,wget2)"] = [times["imgwarm"][i] / min(times["curl"][i], times["wget2"][i])
+                                    for i in range(rounds)]
+    say(f"drop_caches before each run: {'yes' if dropped else 'no (not permitted; page cache warm)'}")
+    say(f"{'tool':22s} {'median s':>9s} {'MB/s':>8s} {'files/s':>8s}  imgwarm/tool per round -> median")
+    for t in order:
+        med = statistics.median(times[t])
+        rs = ratios.get(t)
+        rtxt = "" if rs is None else " ".join(f"{x:.2f}" for x in rs) + f" -> {statistics.median(rs):.2f}"
+        say(f"{t:22s} {med:9.3f} {corpus_bytes / 1e6 / med:8.1f} {expected / med:8.0f}  {rtxt}")
+    rs = ratios["faster(curl,wget2)"]
+    say(f"{'faster(curl,wget2)':22s} {'':9s} {'':8s} {'':8s}  " + " ".join(f"{x:.2f}" for x in rs)
+        + f" -> {statistics.median(rs):.2f}")
+    summary = {"corpus": name, "files": expected, "bytes": corpus_bytes, "j": j, "rounds": rounds,
+               "times": times, "median_ratio": {t: statistics.median(v) for t, v in ratios.items()},
+               "drop_caches": bool(dropped)}
+    with open(os.path.join(os.path.dirname(outfile), f"rounds-{name}.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+
+
+# ---------------------------------------------------------------- cached re-run, big manifest
+
+def cmd_cachedfill(work, count, baseurl, cachedir):
+    """COUNT cache files named as SDWebImage names them: md5(URL) + path extension.
+    Content: one small valid JPEG (a cached entry is never read back)."""
+    count = int(count)
+    os.makedirs(cachedir, exist_ok=True)
+    manifest = os.path.join(work, "inputs", f"cached{count}.manifest")
+    os.makedirs(os.path.dirname(manifest), exist_ok=True)
+    body = None
+    for fn in sorted(os.listdir(os.path.join(work, "bases", "thumbs"))):
+        if fn.endswith(".jpg"):
+            body = open(os.path.join(work, "bases", "thumbs", fn), "rb").read()
+            break
+    have = len([f for f in os.listdir(cachedir) if not f.startswith(".")])
+    with open(manifest, "w") as m:
+        for n in range(count):
+            url = f"{baseurl}/thumbs/{n % 1000:03d}/t{n:06d}.jpg?v={n}"
+            m.write(url + "\n")
+            if have != count:
+                with open(os.path.join(cachedir, hashlib.md5(url.encode()).hexdigest() + ".jpg"), "wb") as f:
+                    f.write(body)
+    print(manifest)
+
+
+def cmd_bigmanifest(path, count, baseurl):
+    count = int(count)
+    if os.path.exists(path) and sum(1 for _ in open(path)) == count:
+        return
+    with open(path, "w") as f:
+        for n in range(count):
+            f.write(f"{baseurl}/images/{n // 1000:04d}/photo-{n:07d}.jpg?w=320&sig={n * 2654435761 % 4294967296:08x}\n")
+
+
+if __name__ == "__main__":
+    cmds = {"corpus": cmd_corpus, "inputs": cmd_inputs, "rounds": cmd_rounds,
+            "cachedfill": cmd_cachedfill, "bigmanifest": cmd_bigmanifest}
+    cmds[sys.argv[1]](*sys.argv[2:])
