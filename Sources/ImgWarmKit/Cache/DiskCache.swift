@@ -112,7 +112,7 @@ public final class DiskCache: @unchecked Sendable {
     @discardableResult
     public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheFileName, replacing previous: String? = nil) throws -> String {
         let final = directory + "/" + name.storedName
-        let temp = tempDirectory + "/\(getpid())-\(Self.processTag)-\(tempCounter.next()).tmp"
+        let temp = tempDirectory + "/" + Self.tempPrefix + "\(tempCounter.next()).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 {
             let e = errno
@@ -201,6 +201,9 @@ public final class DiskCache: @unchecked Sendable {
     /// have the same pids, and `PID-N.tmp` names collided there (O_EXCL
     /// failed: spurious `disk` failures) and one pod's clean-up deleted
     /// another's live temp files (its rename failed).
+    /// `PID-TAG-`, computed once: every stored file needs one.
+    static let tempPrefix = "\(getpid())-\(processTag)-"
+
     static let processTag: String = {
         var host = [CChar](repeating: 0, count: 256)
         gethostname(&host, host.count - 1)

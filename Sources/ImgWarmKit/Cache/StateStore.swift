@@ -158,16 +158,28 @@ public final class StateStore: @unchecked Sendable {
     public func apply(_ changes: [Change]) throws {
         guard !changes.isEmpty else { return }
         try queue.write { db in
+            // Prepared once per transaction batch, reused for every change.
+            let upsertFailed = try db.cachedStatement(sql: """
+                INSERT INTO failed_url (url, key, error_class, status, reason, failed_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(url) DO UPDATE SET key = excluded.key, error_class = excluded.error_class,
+                  status = excluded.status, reason = excluded.reason, failed_at = excluded.failed_at
+                """)
+            let deleteFailed = try db.cachedStatement(sql: "DELETE FROM failed_url WHERE url = ?")
+            let upsertValidators = try db.cachedStatement(sql: """
+                INSERT INTO validator (key, etag, last_modified) VALUES (?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified
+                """)
+            let deleteValidators = try db.cachedStatement(sql: "DELETE FROM validator WHERE key = ?")
             for change in changes {
                 switch change {
                 case .failed(let f):
-                    try f.upsert(db)
+                    try upsertFailed.execute(arguments: [f.url, f.key, f.errorClass, f.status, f.reason, f.failedAt])
                 case .succeeded(let url, let v):
-                    _ = try FailedURL.deleteOne(db, key: url)
+                    try deleteFailed.execute(arguments: [url])
                     if v.etag == nil && v.lastModified == nil {
-                        _ = try Validators.deleteOne(db, key: v.key)
+                        try deleteValidators.execute(arguments: [v.key])
                     } else {
-                        try v.upsert(db)
+                        try upsertValidators.execute(arguments: [v.key, v.etag, v.lastModified])
                     }
                 }
             }

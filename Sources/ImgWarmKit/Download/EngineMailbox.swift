@@ -34,7 +34,9 @@ final class EngineMailbox: @unchecked Sendable {
         guard !shutdownRequested else { return false }
         outstanding += 1
         inbox.append(pending)
-        wake()
+        // The engine drains the whole inbox per wakeup, and a wakeup stays
+        // pending until curl_multi_poll sees it: one per batch is enough.
+        if inbox.count == 1 { wake() }
         return true
     }
 

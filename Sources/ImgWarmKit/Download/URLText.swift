@@ -11,29 +11,49 @@ enum URLText {
     }
 
     /// Every `scheme://user:password@host` in `text` without its userinfo, on
-    /// one line. For curl's error buffer, which may quote a URL.
+    /// one line. For curl's error buffer, which may quote a URL. Works on
+    /// bytes: a combining mark after `://` or `@` would merge with it into
+    /// one Character and hide it from a Character search (see Redaction).
     static func redactingURLs(in text: String) -> String {
-        var out = Substring(text)
-        var result = ""
-        while let sep = out.range(of: "://") {
-            result += out[..<sep.upperBound]
-            let rest = out[sep.upperBound...]
-            let authorityEnd = rest.firstIndex(where: { "/?#\\ \t\r\n\"'<>".contains($0) }) ?? rest.endIndex
-            let authority = rest[..<authorityEnd]
-            if let at = authority.lastIndex(of: "@") {
-                result += authority[authority.index(after: at)...]
+        let b = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var i = 0
+        while i < b.count {
+            if i + 2 < b.count && b[i] == UInt8(ascii: ":") && b[i + 1] == UInt8(ascii: "/") && b[i + 2] == UInt8(ascii: "/") {
+                out += [b[i], b[i + 1], b[i + 2]]
+                let start = i + 3
+                var end = start
+                while end < b.count && !authorityEnds(b[end]) { end += 1 }
+                let from = b[start..<end].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? start
+                out += b[from..<end]
+                i = end
             } else {
-                result += authority
+                out.append(b[i])
+                i += 1
             }
-            out = rest[authorityEnd...]
         }
-        result += out
-        return oneLine(result)
+        return oneLine(String(decoding: out, as: UTF8.self))
+    }
+
+    private static func authorityEnds(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\\"), UInt8(ascii: " "),
+             UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\""), UInt8(ascii: "'"),
+             UInt8(ascii: "<"), UInt8(ascii: ">"):
+            return true
+        default:
+            return false
+        }
     }
 
     /// Control characters (CR, LF, tabs) become spaces: messages are one line.
     static func oneLine(_ text: String) -> String {
-        String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : Character($0) })
+        // Fast path: printable ASCII, the common case for URLs.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            return text.utf8.first == 0x20 || text.utf8.last == 0x20 ? text.trimmingCharacters(in: .whitespaces) : text
+        }
+        return String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : Character($0) })
             .trimmingCharacters(in: .whitespaces)
     }
 

@@ -49,6 +49,8 @@ public final class Prefetcher: @unchecked Sendable {
     private let pipeline: DispatchSemaphore
     private let stateBatch = StateBatch()
     private let flags = RunFlags()
+    /// The failed-URL list as the run found it.
+    private var failedAtStart: Set<String> = []
     /// `--budget`: decides in feed order whether each new file fits.
     private var budgetGate: BudgetGate?
 
@@ -79,12 +81,9 @@ public final class Prefetcher: @unchecked Sendable {
 
     /// Runs every entry of the plan to an outcome. Blocks until done.
     public func run() {
-        let failed: Set<String>
-        if options.retryFailed {
-            failed = []
-        } else {
-            failed = (try? state?.failedURLSet()) ?? nil ?? []
-        }
+        // Loaded also with --retry-failed: a success then has to take the
+        // URL off the list, and only those URLs need that write.
+        failedAtStart = ((try? state?.failedURLSet()) ?? nil) ?? []
         if let budget = options.budgetBytes {
             var used: UInt64 = 0
             CacheScanner.scan(cache.directory) { used += UInt64(max(0, $0.allocatedSize)) }
@@ -125,7 +124,7 @@ public final class Prefetcher: @unchecked Sendable {
                 finish(index, r, started: started)
                 continue
             }
-            if existing == nil && failed.contains(url) {
+            if existing == nil && !options.retryFailed && failedAtStart.contains(url) {
                 var r = EntryResult()
                 r.outcome = .blocked
                 finish(index, r, started: started)
@@ -224,7 +223,7 @@ public final class Prefetcher: @unchecked Sendable {
                 r.fileExists = true
                 var st = stat()
                 if stat(path, &st) == 0 { r.bytes = UInt32(clamping: Int64(st.st_size)) }
-                stateBatch.add(.succeeded(url: url, validators: .init(key: key, etag: response.etag, lastModified: response.lastModified)))
+                recordSuccess(url: url, key: key, response: response, replacedFile: previousPath != nil)
                 finish(index, r, started: started)
             } else {
                 // The file went away between the check and the answer
@@ -265,7 +264,7 @@ public final class Prefetcher: @unchecked Sendable {
                         try cache.store(body, for: name, replacing: previousPath)
                         r.outcome = .downloaded
                         r.fileExists = true
-                        stateBatch.add(.succeeded(url: url, validators: .init(key: key, etag: response.etag, lastModified: response.lastModified)))
+                        recordSuccess(url: url, key: key, response: response, replacedFile: previousPath != nil)
                         finish(index, r, started: started, dimensions: dimensions)
                     } catch let error as CacheError {
                         r.outcome = .failed
@@ -297,6 +296,17 @@ public final class Prefetcher: @unchecked Sendable {
                     done()
                 }
             }
+        }
+    }
+
+    /// Only the state writes a success needs: most downloads are new,
+    /// never failed, and carry no validators, so they write nothing.
+    private func recordSuccess(url: String, key: String, response: DownloadResponse, replacedFile: Bool) {
+        let validators = StateStore.Validators(key: key, etag: response.etag, lastModified: response.lastModified)
+        let wasFailed = failedAtStart.contains(url)
+        let hasValidators = validators.etag != nil || validators.lastModified != nil
+        if wasFailed || hasValidators || replacedFile {
+            stateBatch.add(.succeeded(url: url, validators: validators))
         }
     }
 
