@@ -17,6 +17,9 @@ packages=(
   curl aria2 wget2 hyperfine   # the peers in scripts/bench.sh
   python3                # test image generation helpers in scripts/
   imagemagick            # scripts/bench-validate.sh makes its images with convert
+  openssl                # self-signed certificates for the TLS tests
+  sqlite3                # PRAGMA integrity_check in the reliability tests
+  time                   # peak RSS figures in the benchmarks
 )
 
 missing=()
