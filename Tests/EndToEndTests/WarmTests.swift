@@ -70,6 +70,17 @@ import TestSupport
 
         let failedList = try BinaryRunner.run(["cache", "stats", "--json", "--cache", f.cache])
         #expect(failedList.stdout.contains("\"failed_urls\" : 2"))
+        // `cache failed` lists both with their class and reason.
+        let listed = try BinaryRunner.run(["cache", "failed", "--cache", f.cache])
+        #expect(listed.status == 0)
+        let lines = listed.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.contains { $0.contains("bad-image 200 \(f.server.url("/broken.png")): corrupt PNG") || $0.contains("bad-image 200 \(f.server.url("/broken.png")): truncated PNG") })
+        #expect(lines.contains { $0.contains(f.server.url("/page.jpg")) && $0.contains("not an image") })
+        let json = try BinaryRunner.run(["cache", "failed", "--json", "--cache", f.cache])
+        let rows = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [[String: Any]]
+        #expect(Set(rows.map { $0["url"] as! String }) == [f.server.url("/broken.png"), f.server.url("/page.jpg")])
+        #expect(rows.allSatisfy { $0["error"] as? String == "bad-image" && $0["status"] as? Int == 200 })
 
         // Fixed on the server, fetched again with --retry-failed.
         f.server.setFile("/broken.png", bytes: TinyPNG.make(seed: 99), contentType: "image/png")
@@ -262,5 +273,19 @@ import TestSupport
         #expect(!(r.stdout + r.stderr).contains("SECRET-TOKEN"))
         // -v prints every entry.
         #expect(r.stderr.components(separatedBy: "downloaded http://").count - 1 == 12)
+    }
+
+    @Test func cacheFailedClearLetsTheNextRunFetchAgain() throws {
+        let f = try WarmFixture()
+        f.server.setFile("/bad.gif", bytes: Array("GIF89a-not-really".utf8), contentType: "image/gif")
+        let manifest = f.writeManifest([f.server.url("/bad.gif")])
+        #expect(try f.warm([manifest]).status == 1)
+        #expect(try f.warm([manifest]).status == 0)  // blocked
+        #expect(f.server.requestCount(path: "/bad.gif") == 1)
+        let clear = try BinaryRunner.run(["cache", "failed", "--clear", "--cache", f.cache])
+        #expect(clear.stdout == "removed 1 URL from the failed-URL list\n")
+        #expect(try BinaryRunner.run(["cache", "failed", "--cache", f.cache]).stdout.isEmpty)
+        #expect(try f.warm([manifest]).status == 1)  // fetched again, still broken
+        #expect(f.server.requestCount(path: "/bad.gif") == 2)
     }
 }
