@@ -63,9 +63,7 @@ public final class StateStore: @unchecked Sendable {
         }
         do {
             queue = try DatabaseQueue(path: path, configuration: config)
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-            }
+            try Self.enableWAL(queue)
             try Self.migrate(queue)
         } catch {
             throw CacheError(path: path, reason: "cannot open state database: \(error)")
@@ -88,6 +86,28 @@ public final class StateStore: @unchecked Sendable {
                 attempt += 1
                 usleep(useconds_t(10_000 * attempt))
             }
+        }
+    }
+
+    /// WAL is a property of the database file: the run that creates it sets
+    /// it once. Switching needs an exclusive lock, and SQLite answers BUSY
+    /// to a switch at once instead of calling the busy handler, so runs
+    /// that start together on a new cache retry here for a while.
+    private static func enableWAL(_ queue: DatabaseQueue) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            do {
+                // A filesystem without shared memory keeps the old mode:
+                // still correct (rollback journal), only less concurrent.
+                try queue.writeWithoutTransaction { db in
+                    let current = try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? ""
+                    if current.lowercased() != "wal" { try db.execute(sql: "PRAGMA journal_mode = WAL") }
+                }
+                return
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                if Date() > deadline { throw error }
+            }
+            usleep(useconds_t.random(in: 5_000...25_000))
         }
     }
 
