@@ -83,23 +83,7 @@ public enum PruneReport {
 
     /// A JSON string literal. File names are bytes; ones that are not UTF-8
     /// were repaired (U+FFFD) when read.
-    static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func quoted(_ s: String) -> String { JSON.string(s) }
 
     /// `2026-11-22T07:14:08.123456789Z` with gmtime_r: fast enough for a
     /// million lines, where a Foundation formatter per line is not.
