@@ -20,6 +20,7 @@ packages=(
   openssl                # self-signed certificates for the TLS tests
   sqlite3                # PRAGMA integrity_check in the reliability tests
   time                   # peak RSS figures in the benchmarks
+  prometheus             # promtool checks the --metrics output in the tests
 )
 
 missing=()

@@ -55,6 +55,20 @@ import TestSupport
             #expect(name.allSatisfy { $0.isLetter || $0 == "_" })
             samples[series.replacingOccurrences(of: "cache=\"\(f.cache)\",", with: "").replacingOccurrences(of: "{cache=\"\(f.cache)\"}", with: "")] = Double(line[line.index(after: space)...])
         }
+        // The reference checker, when installed (scripts/setup.sh installs it).
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") {
+            let check = Process()
+            check.executableURL = URL(fileURLWithPath: "/usr/bin/promtool")
+            check.arguments = ["check", "metrics"]
+            check.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: metrics))
+            let out = Pipe()
+            check.standardOutput = out
+            check.standardError = out
+            try check.run()
+            check.waitUntilExit()
+            let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(check.terminationStatus == 0 && said.isEmpty, "promtool: \(said)")
+        }
         #expect(samples["imgwarm_entries{outcome=\"downloaded\"}"] == 4)
         #expect(samples["imgwarm_entries{outcome=\"failed\"}"] == 1)
         #expect(samples["imgwarm_errors{class=\"http-status\"}"] == 1)
