@@ -23,9 +23,18 @@ struct CacheVerifyCommand: ParsableCommand {
     @Flag(help: "Print JSON: {checked, broken: [{path, reason}], stray_temp_files, deleted}.")
     var json = false
 
+    @Option(name: .customLong("max-pixels"), help: "Largest accepted width x height, as for warm.")
+    var maxPixels: UInt64 = 100_000_000
+
+    @Flag(name: .customLong("strict-formats"), help: "Count formats not decoded here (WebP, HEIC, HEIF, TIFF, BMP, SVG, PDF) as broken, as warm --strict-formats refuses them.")
+    var strictFormats = false
+
     func run() throws {
         let cache = cacheOptions.existingCache()
-        let report = try CacheVerifier().verify(cache, delete: delete)
+        var options = ValidationOptions()
+        options.maxPixels = maxPixels
+        options.strictFormats = strictFormats
+        let report = try CacheVerifier(options: options).verify(cache, delete: delete)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -78,4 +78,21 @@ import TestSupport
         #expect(r.status == 3)
         #expect(r.stderr.contains(dir + "/file"))
     }
+
+    @Test func verifyHonoursStrictFormatsAndThePixelLimit() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A header-only WebP (VP8X, 4x3): accepted on its signature by default.
+        var webp = Array("RIFF".utf8) + [22, 0, 0, 0] + Array("WEBPVP8X".utf8) + [10, 0, 0, 0]
+        webp += [0, 0, 0, 0, 3, 0, 0, 2, 0, 0]
+        FileManager.default.createFile(atPath: dir + "/aef7184dae84372263ed9aa2e8a91439", contents: Data(webp))
+        let lenient = try BinaryRunner.run(["cache", "verify", "--cache", dir])
+        #expect(lenient.status == 0, "\(lenient.stdout)")
+        let strict = try BinaryRunner.run(["cache", "verify", "--strict-formats", "--cache", dir])
+        #expect(strict.status == 1)
+        #expect(strict.stdout.contains("WebP is not accepted"))
+        let small = try BinaryRunner.run(["cache", "verify", "--max-pixels", "10", "--cache", dir])
+        #expect(small.status == 1)
+        #expect(small.stdout.contains("exceeds the pixel limit of 10"))
+    }
 }
