@@ -74,8 +74,8 @@ public final class Prefetcher: @unchecked Sendable {
     }
 
     /// Stops feeding new entries; the caller also cancels the engine.
-    public func interrupt() { flags.set(.interrupted) }
-    public var wasInterrupted: Bool { flags.has(.interrupted) }
+    public func interrupt() { flags.interrupt() }
+    public var wasInterrupted: Bool { flags.isInterrupted }
     /// A disk error that makes the cache unusable (disk full).
     public var fatalError: CacheError? { flags.fatal }
 
@@ -83,7 +83,7 @@ public final class Prefetcher: @unchecked Sendable {
     public func run() {
         // Loaded also with --retry-failed: a success then has to take the
         // URL off the list, and only those URLs need that write.
-        failedAtStart = ((try? state?.failedURLSet()) ?? nil) ?? []
+        if let state, let failed = try? state.failedURLSet() { failedAtStart = failed }
         if let budget = options.budgetBytes {
             var used: UInt64 = 0
             CacheScanner.scan(cache.directory) { used += UInt64(max(0, $0.allocatedSize)) }
@@ -99,7 +99,7 @@ public final class Prefetcher: @unchecked Sendable {
         }
 
         for position in 0..<plan.order.count {
-            if flags.has(.interrupted) || flags.fatal != nil { break }
+            if flags.shouldStop { break }
             let index = Int(plan.order[position])
             let started = DispatchTime.now()
             let key = plan.key(index)
@@ -153,7 +153,7 @@ public final class Prefetcher: @unchecked Sendable {
                 validators = HTTPValidators(etag: v.etag, lastModified: v.lastModified)
             }
             pipeline.wait()
-            if flags.has(.interrupted) || flags.fatal != nil {
+            if flags.shouldStop {
                 pipeline.signal()
                 break
             }
@@ -363,31 +363,38 @@ final class StateBatch: @unchecked Sendable {
     }
 }
 
+/// Why the feeder stops early: an interrupt, or a disk error that makes
+/// the cache unusable. Set from signal handlers and workers.
 final class RunFlags: @unchecked Sendable {
-    enum Flag { case interrupted }
     private let lock = NSLock()
     private var interrupted = false
     private var fatalError: CacheError?
-    func set(_ f: Flag) {
+
+    func interrupt() {
         lock.lock()
         interrupted = true
         lock.unlock()
     }
-    func has(_ f: Flag) -> Bool {
+
+    var isInterrupted: Bool {
         lock.lock()
         defer { lock.unlock() }
         return interrupted
     }
+
     func setFatal(_ e: CacheError) {
         lock.lock()
         if fatalError == nil { fatalError = e }
         lock.unlock()
     }
+
     var fatal: CacheError? {
         lock.lock()
         defer { lock.unlock() }
         return fatalError
     }
+
+    var shouldStop: Bool { isInterrupted || fatal != nil }
 }
 
 extension Downloader: DownloadEngine {}
