@@ -23,7 +23,7 @@ public final class TestTLSServer: @unchecked Sendable {
 
     /// nginx with the HTTP/2 module, and openssl, are on PATH.
     public static var isAvailable: Bool {
-        guard let nginx = which("nginx"), which("openssl") != nil else { return false }
+        guard let nginx = findTool("nginx"), findTool("openssl") != nil else { return false }
         let output = (try? run(nginx, ["-V"])) ?? ""
         return output.contains("http_v2_module")
     }
@@ -40,7 +40,7 @@ public final class TestTLSServer: @unchecked Sendable {
     /// requests (1 forces a new connection, and TLS handshake, per request).
     /// `http2: false` offers only HTTP/1.1 in ALPN.
     public static func start(http2: Bool = true, keepaliveRequests: Int? = nil) throws -> TestTLSServer {
-        guard let nginx = which("nginx"), let openssl = which("openssl") else {
+        guard let nginx = findTool("nginx"), let openssl = findTool("openssl") else {
             throw TestServerError(description: "nginx or openssl not installed")
         }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("imgwarm-tls-\(UUID().uuidString)")
@@ -136,14 +136,6 @@ public final class TestTLSServer: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    private static func which(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for dir in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin"] {
-            let candidate = "\(dir)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
 
     @discardableResult
     private static func run(_ executable: String, _ arguments: [String]) throws -> String {

@@ -97,10 +97,16 @@ public final class DiskCache: @unchecked Sendable {
     }
 
     public func existingPath(for name: CacheFileName) -> String? {
+        existingEntry(for: name)?.path
+    }
+
+    /// The existing entry for `name` and its length, from one stat per name
+    /// tried (the prefetcher reports the size of cached entries).
+    public func existingEntry(for name: CacheFileName) -> (path: String, size: Int64)? {
         for candidate in name.lookupNames {
             let p = directory + "/" + candidate
             var st = stat()
-            if stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { return p }
+            if stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { return (p, Int64(st.st_size)) }
         }
         return nil
     }
@@ -126,19 +132,10 @@ public final class DiskCache: @unchecked Sendable {
         // Fault injection for the kill tests (ReliabilityTests): slow,
         // 4 KiB writes, so a SIGKILL often lands with a partial temp file on
         // disk. Off unless IMGWARM_TEST_SLOW_WRITES is set.
-        var writeError = bytes.withUnsafeBytes { raw in
+        let writeError = bytes.withUnsafeBytes { raw in
             Self.slowWritesMicroseconds == 0 ? FileIO.writeAll(fd, raw) : Self.slowWriteAll(fd, raw)
         }
-        if close(fd) != 0 && writeError == 0 { writeError = errno }
-        if writeError != 0 {
-            unlink(temp)
-            throw CacheError(path: final, reason: "write failed: \(errnoString(writeError))", errno: writeError)
-        }
-        if rename(temp, final) != 0 {
-            let e = errno
-            unlink(temp)
-            throw CacheError(path: final, reason: "rename failed: \(errnoString(e))", errno: e)
-        }
+        try FileIO.closeAndRename(fd, writeError: writeError, temp: temp, final: final)
         // A bare-MD5 copy that the new file replaces (SDWebImage reads the
         // extension name first) would only waste space.
         if let previous, previous != final {

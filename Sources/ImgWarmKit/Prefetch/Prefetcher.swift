@@ -106,15 +106,7 @@ public final class Prefetcher: @unchecked Sendable {
             let url = plan.url(index)
             let name = CacheFileName(key: key)
 
-            var existing: (path: String, size: Int64)?
-            for candidate in name.lookupNames {
-                var st = stat()
-                let p = cache.directory + "/" + candidate
-                if stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG {
-                    existing = (p, Int64(st.st_size))
-                    break
-                }
-            }
+            let existing = cache.existingEntry(for: name)
 
             if let existing, !options.refresh {
                 var r = EntryResult()

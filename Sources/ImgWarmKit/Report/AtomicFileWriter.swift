@@ -39,16 +39,7 @@ public final class AtomicFileWriter {
     /// Flushes, closes and renames into place.
     public func commit() throws {
         flush()
-        if close(fd) != 0 && failed == 0 { failed = errno }
-        if failed != 0 {
-            unlink(tempPath)
-            throw CacheError(path: path, reason: "cannot write: \(errnoString(failed))", errno: failed)
-        }
-        if rename(tempPath, path) != 0 {
-            let e = errno
-            unlink(tempPath)
-            throw CacheError(path: path, reason: "cannot rename into place: \(errnoString(e))", errno: e)
-        }
+        try FileIO.closeAndRename(fd, writeError: failed, temp: tempPath, final: path)
     }
 }
 

@@ -17,4 +17,21 @@ enum FileIO {
         }
         return 0
     }
+
+    /// The end of every atomic write: close the temp file, then rename it
+    /// over `final`; on any error the temp file is removed and nothing of it
+    /// shows under `final`.
+    static func closeAndRename(_ fd: Int32, writeError: Int32, temp: String, final: String) throws {
+        var error = writeError
+        if close(fd) != 0 && error == 0 { error = errno }
+        if error != 0 {
+            unlink(temp)
+            throw CacheError(path: final, reason: "write failed: \(errnoString(error))", errno: error)
+        }
+        if rename(temp, final) != 0 {
+            let e = errno
+            unlink(temp)
+            throw CacheError(path: final, reason: "rename failed: \(errnoString(e))", errno: e)
+        }
+    }
 }
