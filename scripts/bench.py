@@ -134,13 +134,12 @@ def cmd_inputs(work, name, baseurl):
     files = corpus_files(work, name)
     d = os.path.join(work, "inputs")
     os.makedirs(d, exist_ok=True)
-    out = os.environ.get("BENCH_TARGET") or os.path.join(work, "out")
     urls = [f"{baseurl}/{name}/{rel}" for rel in files]
     with open(os.path.join(d, f"{name}.manifest"), "w") as f:
         f.writelines(u + "\n" for u in urls)
-    with open(os.path.join(d, f"{name}.curl"), "w") as f:  # url/output pairs into one flat folder
+    with open(os.path.join(d, f"{name}.curl"), "w") as f:  # url/output pairs; the folder is --output-dir
         for u, rel in zip(urls, files):
-            f.write(f'url = "{u}"\noutput = "{out}/curl/{os.path.basename(rel)}"\n')
+            f.write(f'url = "{u}"\noutput = "{os.path.basename(rel)}"\n')
     with open(os.path.join(d, f"{name}.curlnull"), "w") as f:
         for u in urls:
             f.write(f'url = "{u}"\noutput = "/dev/null"\n')
@@ -176,31 +175,94 @@ def count_files(d):
     return n, size
 
 
+def nginx_cpu_seconds():
+    """user+sys CPU seconds of every nginx process so far (the server shares
+    the 2 cores with the tool under test, so its CPU is part of the budget)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        if comm != "nginx":
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
+def run_timed(argvs):
+    """Runs the commands one after another; returns (wall s, user+sys CPU s
+    of the commands, last exit status, last stderr)."""
+    wall = cpu = 0.0
+    rc, err = 0, b""
+    for argv in argvs:
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        err = p.stderr.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        wall += time.monotonic() - t0
+        cpu += ru.ru_utime + ru.ru_stime
+        rc = os.waitstatus_to_exitcode(status)
+        p.returncode = rc
+        if rc != 0:
+            break
+    return wall, cpu, rc, err
+
+
 def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
     rounds, j = int(rounds), int(j)
+    cores = os.cpu_count() or 1
     inp = os.path.join(work, "inputs")
     out = os.environ.get("BENCH_TARGET") or os.path.join(work, "out")
     src = os.path.join(work, "corpus", name)
     expected = len(corpus_files(work, name))
     _, corpus_bytes = count_files(src)
-    tools = {
-        "imgwarm": ([imgwarm, "warm", f"{inp}/{name}.manifest", "-j", str(j), "--cache", f"{out}/imgwarm",
-                     "--progress", "none", "-q"], f"{out}/imgwarm"),
-        "curl": (["curl", "--parallel", "--parallel-max", str(j), "-s", "-S", "--fail", "-K", f"{inp}/{name}.curl"],
-                 f"{out}/curl"),
-        "aria2c": (["aria2c", "-i", f"{inp}/{name}.aria2", "-j", str(j), "-x1", "-d", f"{out}/aria2c",
-                    "--auto-file-renaming=false", "--allow-overwrite=true", "--console-log-level=warn",
-                    "--summary-interval=0", "--download-result=hide", "--file-allocation=none",
-                    "--check-certificate=false", "--max-tries=1"], f"{out}/aria2c"),
-        "wget2": (["wget2", "-i", f"{inp}/{name}.list", "--max-threads", str(j), "-P", f"{out}/wget2", "-nd",
-                   "--no-robots", "-q"], f"{out}/wget2"),
-        "curl>null": (["curl", "--parallel", "--parallel-max", str(j), "-s", "-S", "--fail", "-K",
-                       f"{inp}/{name}.curlnull"], None),
-        "cp -r": (["cp", "-r", src, f"{out}/cp"], f"{out}/cp"),
-    }
-    order = list(tools)
+    slug = {"imgwarm": "imgwarm", "curl": "curl", "aria2c": "aria2c", "wget2": "wget2",
+            "curl+verify": "curlverify", "curl>null": None, "cp -r": "cp"}
+
+    def tools_for(r):
+        """argv lists run in sequence and the folder to count, for round r.
+        Every run writes into a folder of its own that nothing deleted
+        recently: on this disk (ext4 mounted with discard, no journal) files
+        created just after a mass delete cost several times more kernel time
+        (ext4 skips recently freed inodes, the host re-backs trimmed blocks),
+        which would punish whichever tool runs after a cleanup."""
+        d = {t: (f"{out}/{name}-r{r}-{s}" if s else None) for t, s in slug.items()}
+        curl_files = ["curl", "--parallel", "--parallel-max", str(j), "-s", "-S", "--fail",
+                      "--create-dirs", "--output-dir", d["curl"], "-K", f"{inp}/{name}.curl"]
+        curl_verify = ["curl", "--parallel", "--parallel-max", str(j), "-s", "-S", "--fail",
+                       "--create-dirs", "--output-dir", d["curl+verify"], "-K", f"{inp}/{name}.curl"]
+        return {
+            "imgwarm": ([[imgwarm, "warm", f"{inp}/{name}.manifest", "-j", str(j), "--cache", d["imgwarm"],
+                          "--progress", "none", "-q"]], d["imgwarm"]),
+            "curl": ([curl_files], d["curl"]),
+            "aria2c": ([["aria2c", "-i", f"{inp}/{name}.aria2", "-j", str(j), "-x1", "-d", d["aria2c"],
+                         "--auto-file-renaming=false", "--allow-overwrite=true", "--console-log-level=warn",
+                         "--summary-interval=0", "--download-result=hide", "--file-allocation=none",
+                         "--check-certificate=false", "--max-tries=1"]], d["aria2c"]),
+            "wget2": ([["wget2", "-i", f"{inp}/{name}.list", "--max-threads", str(j), "-P", d["wget2"], "-nd",
+                        "--no-robots", "-q"]], d["wget2"]),
+            # The same work as imgwarm with the peers: fetch with curl, then
+            # decode every file (imgwarm's own verifier on all cores: the
+            # fastest validator on hand, so this flatters the pair).
+            "curl+verify": ([curl_verify, [imgwarm, "cache", "verify", "--cache", d["curl+verify"]]],
+                            d["curl+verify"]),
+            "curl>null": ([["curl", "--parallel", "--parallel-max", str(j), "-s", "-S", "--fail", "-K",
+                            f"{inp}/{name}.curlnull"]], None),
+            "cp -r": ([["cp", "-r", src, d["cp -r"]]], d["cp -r"]),
+        }
+
+    order = list(slug)
     dropped = None
     times = {t: [] for t in order}
+    cpus = {t: [] for t in order}
+    server = {t: [] for t in order}
     log = open(outfile, "a")
 
     def say(s):
@@ -208,51 +270,55 @@ def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
         log.write(s + "\n")
         log.flush()
 
-    say(f"\n=== corpus {name}: {expected} files, {corpus_bytes / 1e6:.1f} MB, -j {j}, {rounds} rounds ===")
+    say(f"\n=== corpus {name}: {expected} files, {corpus_bytes / 1e6:.1f} MB, -j {j}, {rounds} rounds, {cores} cores ===")
     for r in range(1, rounds + 1):
         # rotate the order each round so no tool always runs first or after the same one
         rot = order[(r - 1) % len(order):] + order[:(r - 1) % len(order)]
+        tools = tools_for(r)
         for t in rot:
-            argv, target = tools[t]
-            for d in [tools[x][1] for x in order if tools[x][1]]:
-                shutil.rmtree(d, ignore_errors=True)
+            argvs, target = tools[t]
             if target and t != "cp -r":
                 os.makedirs(target, exist_ok=True)
             ok = drop_caches()
             dropped = ok if dropped is None else (dropped and ok)
-            t0 = time.monotonic()
-            p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            dt = time.monotonic() - t0
+            n0 = nginx_cpu_seconds()
+            dt, cpu, rc, err = run_timed(argvs)
+            ncpu = nginx_cpu_seconds() - n0
             note = ""
             if target:
                 n, _ = count_files(target)
                 if n != expected:
                     note = f"  ({n}/{expected} files!)"
-            if p.returncode != 0:
-                note += f"  exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[-300:]}"
+            if rc != 0:
+                note += f"  exit {rc}: {err.decode(errors='replace').strip()[-300:]}"
             times[t].append(dt)
-            say(f"round {r} {t:10s} {dt:8.3f} s{note}")
+            cpus[t].append(cpu)
+            server[t].append(ncpu)
+            say(f"round {r} {t:12s} {dt:8.3f} s   cpu {cpu:6.2f} s + nginx {ncpu:5.2f} s{note}")
         base = times["imgwarm"][-1]
         say(f"round {r} ratios imgwarm/tool: " + "  ".join(
             f"{t}={base / times[t][-1]:.2f}" for t in order if t != "imgwarm"))
-    for d in [tools[x][1] for x in order if tools[x][1]]:
-        shutil.rmtree(d, ignore_errors=True)
     # per-round ratio of imgwarm to the faster of curl and wget2 (the issue's "faster peer")
     ratios = {t: [times["imgwarm"][i] / times[t][i] for i in range(rounds)] for t in order if t != "imgwarm"}
     ratios["faster(curl,wget2)"] = [times["imgwarm"][i] / min(times["curl"][i], times["wget2"][i])
                                     for i in range(rounds)]
     say(f"drop_caches before each run: {'yes' if dropped else 'no (not permitted; page cache warm)'}")
-    say(f"{'tool':22s} {'median s':>9s} {'MB/s':>8s} {'files/s':>8s}  imgwarm/tool per round -> median")
+    say("cpu = user+sys of the tool; floor = (cpu + nginx cpu) / cores: the wall time no schedule can beat")
+    say(f"{'tool':20s} {'median s':>9s} {'MB/s':>7s} {'files/s':>8s} {'cpu s':>6s} {'floor s':>7s}"
+        "  imgwarm/tool per round -> median")
     for t in order:
         med = statistics.median(times[t])
+        cpu = statistics.median(cpus[t])
+        floor = statistics.median([(c + n) / cores for c, n in zip(cpus[t], server[t])])
         rs = ratios.get(t)
         rtxt = "" if rs is None else " ".join(f"{x:.2f}" for x in rs) + f" -> {statistics.median(rs):.2f}"
-        say(f"{t:22s} {med:9.3f} {corpus_bytes / 1e6 / med:8.1f} {expected / med:8.0f}  {rtxt}")
+        say(f"{t:20s} {med:9.3f} {corpus_bytes / 1e6 / med:7.1f} {expected / med:8.0f} {cpu:6.2f} {floor:7.2f}  {rtxt}")
     rs = ratios["faster(curl,wget2)"]
-    say(f"{'faster(curl,wget2)':22s} {'':9s} {'':8s} {'':8s}  " + " ".join(f"{x:.2f}" for x in rs)
+    say(f"{'faster(curl,wget2)':20s} {'':9s} {'':7s} {'':8s} {'':6s} {'':7s}  " + " ".join(f"{x:.2f}" for x in rs)
         + f" -> {statistics.median(rs):.2f}")
-    summary = {"corpus": name, "files": expected, "bytes": corpus_bytes, "j": j, "rounds": rounds,
-               "times": times, "median_ratio": {t: statistics.median(v) for t, v in ratios.items()},
+    summary = {"corpus": name, "files": expected, "bytes": corpus_bytes, "j": j, "rounds": rounds, "cores": cores,
+               "times": times, "cpu": cpus, "nginx_cpu": server,
+               "median_ratio": {t: statistics.median(v) for t, v in ratios.items()},
                "drop_caches": bool(dropped)}
     with open(os.path.join(os.path.dirname(outfile), f"rounds-{name}.json"), "w") as f:
         json.dump(summary, f, indent=1)

@@ -12,12 +12,15 @@
 # BENCH_TARGET (where the tools write: $BENCH_DIR/out; e.g. /dev/shm/x to take the disk out),
 # BENCH_CACHED (100000), BENCH_MANIFEST_LINES (1000000), BENCH_PRUNE_FILES (1000000).
 #
-# Each round runs every tool once, in a rotated order, with the target folders
-# emptied (and the page cache dropped when the kernel lets us) before each run:
+# Each round runs every tool once, in a rotated order, each into a new folder
+# (removed at the end: about rounds x 7 x the corpus size of disk), with the
+# page cache dropped when the kernel lets us:
 #   imgwarm warm M -j N (validation on, fresh cache)   curl --parallel -K config
 #   aria2c -i list -j N    wget2 -i list --max-threads N
+#   curl+verify: curl --parallel, then imgwarm cache verify (the same work as imgwarm)
 #   limits: curl --parallel to /dev/null (network + server), cp -r of the corpus (disk)
-# and prints each time, each ratio imgwarm/tool, and the median ratio.
+# and prints each time, the CPU seconds of the tool and of nginx, the CPU
+# floor ((tool + nginx CPU) / cores), each ratio imgwarm/tool and the median.
 # Results also go to $BENCH_OUT/results.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,12 +111,24 @@ http {
 EOF
 nginx_pid=""
 stop_nginx() { if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=""; fi; }
-trap stop_nginx EXIT
-trap 'stop_nginx; exit 130' INT TERM
+cleanup_targets() { if [ -n "${targets:-}" ]; then rm -rf "$targets"; fi; }
+trap 'stop_nginx; cleanup_targets' EXIT
+trap 'stop_nginx; cleanup_targets; exit 130' INT TERM
 nginx -p "$ngx" -c "$ngx/nginx.conf" &
 nginx_pid=$!
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/nginx_status" && break; sleep 0.1; done
 requests() { curl -s "http://127.0.0.1:$port/nginx_status" | awk '/^ *[0-9]+ +[0-9]+ +[0-9]+/{print $3}'; }
+
+# Every timed run writes into a folder of its own (see tools_for in
+# bench.py); the folders go at the end. Leftovers of an earlier bench are
+# removed first, then the disk gets a minute: ext4 without a journal skips
+# inodes freed in the last 60 s, which makes creating files slower.
+targets="${BENCH_TARGET:-$work/out}"
+if [ -d "$targets" ] && [ -n "$(ls -A "$targets" 2>/dev/null)" ]; then
+  echo "bench: removing the outputs of an earlier run from $targets, then waiting 65 s for the disk to settle"
+  rm -rf "$targets"; sync; sleep 65
+fi
+mkdir -p "$targets"
 
 base="http://127.0.0.1:$port"
 for c in thumbs large; do
