@@ -118,6 +118,19 @@ public final class DiskCache: @unchecked Sendable {
         return nil
     }
 
+    /// Whether the folder holds anything but hidden names (`.imgwarm`,
+    /// `.DS_Store`): stops at the first such entry, so it costs one
+    /// getdents call whatever the size of the cache.
+    public func holdsEntries() -> Bool {
+        guard let dir = opendir(directory) else { return false }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let first = withUnsafeBytes(of: entry.pointee.d_name) { $0[0] }
+            if first != UInt8(ascii: ".") { return true }
+        }
+        return false
+    }
+
     /// Writes `bytes` as the entry for `name`: a temp file under
     /// `.imgwarm/tmp/`, then rename(2) into place, so a reader (the app,
     /// another run, prune) sees the old file or the whole new one, never a

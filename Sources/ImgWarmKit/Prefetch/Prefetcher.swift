@@ -98,15 +98,22 @@ public final class Prefetcher: @unchecked Sendable {
             }
         }
 
+        // Only an existing cache has cached files to find.
+        let lookahead = cache.holdsEntries() ? CacheLookahead(plan: plan, cache: cache) : nil
+        lookahead?.start(threads: ProcessInfo.processInfo.activeProcessorCount)
+        var chunk: [CacheLookahead.Lookup]?
+
         for position in 0..<plan.order.count {
             if flags.shouldStop { break }
             let index = Int(plan.order[position])
             let started = DispatchTime.now()
             let key = plan.key(index)
             let url = plan.url(index)
-            let name = CacheFileName(key: key)
-
-            let existing = cache.existingEntry(for: name)
+            let within = position % CacheLookahead.chunkSize
+            if within == 0 { chunk = lookahead?.take(chunk: position / CacheLookahead.chunkSize) }
+            let lookup = chunk?[within] ?? CacheLookahead.lookup(key, in: cache)
+            let name = lookup.name
+            let existing = lookup.existing
 
             if let existing, !options.refresh {
                 var r = EntryResult()
@@ -163,6 +170,7 @@ public final class Prefetcher: @unchecked Sendable {
                 }
             }
         }
+        lookahead?.stop()
         if flags.fatal != nil { engine.cancelAll() }
         engine.waitUntilIdle()
         validationQueue.waitUntilAllOperationsAreFinished()

@@ -1,0 +1,123 @@
+import Foundation
+
+/// The feed loop's cache lookups (file name and existing entry), done ahead
+/// of it, a chunk of plan positions at a time, on one thread per core.
+///
+/// Why: on a cold page cache (a cron run, a cache volume just mounted) each
+/// lookup of a cached file reads directory and inode-table blocks, and a
+/// single feeder does them one after another. Measured here (ext4, 100,000
+/// cached names, after drop_caches): stat from one thread 0.89 s, from two
+/// 0.55 s. When everything is cached the MD5 and name work also spreads
+/// over the cores. Used only when the cache folder held files at the
+/// start: in a new cache every lookup misses, and looking ahead would only
+/// widen the gap between a lookup and its use.
+///
+/// A lookup can be older than the feeder's use of it by at most
+/// `chunksAhead` chunks; a file that a concurrent run writes in that gap is
+/// downloaded again (the atomic store makes that harmless), as before.
+final class CacheLookahead: @unchecked Sendable {
+    struct Lookup {
+        let name: CacheFileName
+        let existing: (path: String, size: Int64)?
+    }
+
+    static let chunkSize = 1024
+    private let chunksAhead: Int
+    private let plan: WarmPlan
+    private let cache: DiskCache
+    private let chunkCount: Int
+
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var nextChunk = 0
+    private var feederChunk = 0
+    private var inProgress = Set<Int>()
+    private var ready: [Int: [Lookup]] = [:]
+    private var stopped = false
+    private var running = 0
+
+    init(plan: WarmPlan, cache: DiskCache, chunksAhead: Int = 4) {
+        self.plan = plan
+        self.cache = cache
+        self.chunksAhead = max(1, chunksAhead)
+        chunkCount = (plan.order.count + Self.chunkSize - 1) / Self.chunkSize
+    }
+
+    static func lookup(_ key: String, in cache: DiskCache) -> Lookup {
+        let name = CacheFileName(key: key)
+        return Lookup(name: name, existing: cache.existingEntry(for: name))
+    }
+
+    func start(threads: Int) {
+        condition.lock()
+        running = max(1, threads)
+        condition.unlock()
+        for _ in 0..<max(1, threads) {
+            let thread = Thread { [self] in work() }
+            thread.name = "imgwarm.lookahead"
+            thread.start()
+        }
+    }
+
+    /// The lookups for chunk `chunk` (positions chunk*chunkSize ...), or nil
+    /// when no worker has started on it: the feeder then looks up itself.
+    func take(chunk: Int) -> [Lookup]? {
+        condition.lock()
+        defer {
+            condition.broadcast()  // the window moved
+            condition.unlock()
+        }
+        feederChunk = chunk
+        while true {
+            if let lookups = ready.removeValue(forKey: chunk) { return lookups }
+            if inProgress.contains(chunk) {
+                condition.wait()
+                continue
+            }
+            // Not started: the workers must not start it now.
+            if nextChunk <= chunk { nextChunk = chunk + 1 }
+            return nil
+        }
+    }
+
+    /// Stops the workers and waits for them.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        while running > 0 { condition.wait() }
+        ready.removeAll()
+        condition.unlock()
+    }
+
+    private func work() {
+        condition.lock()
+        while true {
+            while !stopped && nextChunk < chunkCount && nextChunk > feederChunk + chunksAhead {
+                condition.wait()
+            }
+            if stopped || nextChunk >= chunkCount { break }
+            let chunk = nextChunk
+            nextChunk += 1
+            inProgress.insert(chunk)
+            condition.unlock()
+
+            let start = chunk * Self.chunkSize
+            let end = min(start + Self.chunkSize, plan.order.count)
+            var lookups: [Lookup] = []
+            lookups.reserveCapacity(end - start)
+            for position in start..<end {
+                lookups.append(Self.lookup(plan.key(Int(plan.order[position])), in: cache))
+            }
+
+            condition.lock()
+            inProgress.remove(chunk)
+            // A chunk the feeder has passed (it stopped early) is dropped.
+            if chunk >= feederChunk { ready[chunk] = lookups }
+            condition.broadcast()
+        }
+        running -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+}
