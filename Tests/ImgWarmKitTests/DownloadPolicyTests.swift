@@ -96,6 +96,11 @@ struct DownloadPolicyTests {
         #expect(URLText.hostKey("HTTPS://u:p@Example.COM:8443/x?y") == "https://example.com:8443")
         #expect(URLText.hostKey("http://h") == "http://h")
         #expect(URLText.hostKey("nonsense") == "")
+        #expect(URLText.hostKey("http://a@b@Host.example/p@q") == "http://host.example")
+        #expect(URLText.hostKey("http://h.example?x=/y") == "http://h.example")
+        #expect(URLText.hostKey("http://h.example#/frag") == "http://h.example")
+        #expect(URLText.hostKey("HTTP://BÜCHER.example/ä") == "http://bücher.example")
+        #expect(URLText.hostKey("x://") == "x://")
     }
 
     // MARK: queue

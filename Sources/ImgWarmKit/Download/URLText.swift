@@ -61,12 +61,31 @@ enum URLText {
     /// per-host limit. Unparseable URLs share the key "" (curl rejects them
     /// at once, so they never hold a slot for long).
     static func hostKey(_ url: String) -> String {
-        guard let sep = url.range(of: "://") else { return "" }
-        let scheme = url[..<sep.lowerBound]
-        let rest = url[sep.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { "/?#".contains($0) }) ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        // A byte scan: called once per request, and the Character-level
+        // version (grapheme breaking for every byte) was 5% of a warm's
+        // user CPU. The delimiters are ASCII, so byte offsets are safe.
+        var url = url
+        return url.withUTF8 { hostKey($0) }
+    }
+
+    private static func hostKey(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
+        var sep = 0
+        while sep + 2 < bytes.count, !(bytes[sep] == colon && bytes[sep + 1] == slash && bytes[sep + 2] == slash) {
+            sep += 1
+        }
+        guard sep + 2 < bytes.count else { return "" }
+        var end = sep + 3
+        while end < bytes.count, bytes[end] != slash, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
+            end += 1
+        }
+        var hostStart = sep + 3
+        for i in stride(from: end - 1, through: sep + 3, by: -1) where bytes[i] == UInt8(ascii: "@") {
+            hostStart = i + 1
+            break
+        }
+        let scheme = String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<sep]), as: UTF8.self)
+        let authority = String(decoding: UnsafeBufferPointer(rebasing: bytes[hostStart..<end]), as: UTF8.self)
         return (scheme + "://" + authority).lowercased()
     }
 }
