@@ -223,7 +223,7 @@ def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
     src = os.path.join(work, "corpus", name)
     expected = len(corpus_files(work, name))
     _, corpus_bytes = count_files(src)
-    slug = {"imgwarm": "imgwarm", "curl": "curl", "aria2c": "aria2c", "wget2": "wget2",
+    slug = {"imgwarm": "imgwarm", "imgwarm -n": "imgwarm-nv", "curl": "curl", "aria2c": "aria2c", "wget2": "wget2",
             "curl+verify": "curlverify", "curl>null": None, "cp -r": "cp"}
 
     def tools_for(r):
@@ -241,6 +241,9 @@ def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
         return {
             "imgwarm": ([[imgwarm, "warm", f"{inp}/{name}.manifest", "-j", str(j), "--cache", d["imgwarm"],
                           "--progress", "none", "-q"]], d["imgwarm"]),
+            # imgwarm without decoding: its own cost apart from validation.
+            "imgwarm -n": ([[imgwarm, "warm", f"{inp}/{name}.manifest", "-j", str(j), "--cache", d["imgwarm -n"],
+                             "--progress", "none", "-q", "--no-validate"]], d["imgwarm -n"]),
             "curl": ([curl_files], d["curl"]),
             "aria2c": ([["aria2c", "-i", f"{inp}/{name}.aria2", "-j", str(j), "-x1", "-d", d["aria2c"],
                          "--auto-file-renaming=false", "--allow-overwrite=true", "--console-log-level=warn",

@@ -13,9 +13,10 @@
 # BENCH_CACHED (100000), BENCH_MANIFEST_LINES (1000000), BENCH_PRUNE_FILES (1000000).
 #
 # Each round runs every tool once, in a rotated order, each into a new folder
-# (removed at the end: about rounds x 7 x the corpus size of disk), with the
+# (removed at the end: about rounds x 8 x the corpus size of disk), with the
 # page cache dropped when the kernel lets us:
 #   imgwarm warm M -j N (validation on, fresh cache)   curl --parallel -K config
+#   imgwarm -n: the same with --no-validate (imgwarm's cost apart from decoding)
 #   aria2c -i list -j N    wget2 -i list --max-threads N
 #   curl+verify: curl --parallel, then imgwarm cache verify (the same work as imgwarm)
 #   limits: curl --parallel to /dev/null (network + server), cp -r of the corpus (disk)
