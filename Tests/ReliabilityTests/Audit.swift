@@ -54,17 +54,7 @@ func linesWithControlCharacters(_ text: String) -> [String] {
 /// `sqlite3 DB 'PRAGMA integrity_check'` when sqlite3 is installed: "ok",
 /// or nil without sqlite3.
 func sqliteIntegrity(_ db: String) -> String? {
-    let candidates = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"]
-    guard let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: tool)
-    p.arguments = [db, "PRAGMA integrity_check"]
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = out
-    guard (try? p.run()) != nil else { return nil }
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    guard let tool = findTool("sqlite3"), let run = runTool(tool, [db, "PRAGMA integrity_check"]) else { return nil }
+    return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 

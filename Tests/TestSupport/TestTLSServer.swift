@@ -139,19 +139,13 @@ public final class TestTLSServer: @unchecked Sendable {
 
     @discardableResult
     private static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 || arguments == ["-V"] else {
-            throw TestServerError(description: "\(executable) failed with status \(process.terminationStatus)")
+        guard let result = runTool(executable, arguments) else {
+            throw TestServerError(description: "cannot start \(executable)")
         }
-        return String(decoding: data, as: UTF8.self)
+        guard result.status == 0 || arguments == ["-V"] else {
+            throw TestServerError(description: "\(executable) failed with status \(result.status)")
+        }
+        return result.output
     }
 
     /// Polls until something accepts TCP connections on the port (bounded).

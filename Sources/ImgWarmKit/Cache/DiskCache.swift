@@ -33,7 +33,7 @@ public final class DiskCache: @unchecked Sendable {
     /// Held around the two steps of a store that take directory locks in
     /// the kernel: creating the temp file and the rename. Validation workers
     /// storing at once otherwise make the kernel spin on the directory's
-    /// rwsem (rwsem_spin_on_owner, up to 10% of a warm's CPU in a profile)
+    /// rwsem (rwsem_spin_on_owner, 11-12% of a warm's samples in perf)
     /// and that spinning takes the core from decoding; a waiter here sleeps.
     /// The data copy (write) stays outside, so workers still overlap there.
     private let directoryLock = NSLock()
