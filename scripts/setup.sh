@@ -14,6 +14,12 @@ required=(
   libjpeg-dev            # JPEG validation (libjpeg-turbo)
   libgif-dev             # GIF validation
   libsqlite3-dev         # state store (GRDB)
+  libwebp-dev            # WebP validation (still and animated)
+  libavif-dev            # AVIF validation
+  libheif-dev            # HEIC/HEIF validation
+  libjxl-dev             # JPEG XL validation
+  imagemagick            # test images (ICO, BMP, TIFF), scripts/bench-validate.sh
+  webp libavif-bin libheif-examples libjxl-tools   # cwebp, avifenc, heif-enc, cjxl: test images, fuzz seeds, bench
   python3                # demo server, test summary, bench helpers
 )
 # Used by some tests (which skip themselves without them), the demo and the
@@ -22,7 +28,6 @@ required=(
 optional=(
   nginx                  # TLS/HTTP2 tests, benchmarks
   curl aria2 wget2 hyperfine   # the peers in scripts/bench.sh
-  imagemagick            # scripts/bench-validate.sh makes its images with convert
   openssl                # self-signed certificates for the TLS tests
   sqlite3                # PRAGMA integrity_check in the reliability tests
   time                   # peak RSS figures in the benchmarks

@@ -7,11 +7,13 @@ struct CacheVerifyCommand: ParsableCommand {
         commandName: "verify",
         abstract: "Decode every cache entry; list broken entries and stray temp files.",
         discussion: """
-        Broken: empty, truncated, not an image, or undecodable (JPEG, PNG and GIF are \
-        decoded in full; other formats are checked by signature). Stray temp files are \
-        leftovers of killed runs under .imgwarm/tmp. Each is printed as `PATH: reason`. \
-        Exit status 1 when anything broken or stray was found, also with --delete after \
-        removing it; 0 when the cache is clean.
+        Broken: empty, truncated, not an image, or undecodable (formats are checked as \
+        README's Validation section lists). Stray temp files are leftovers of killed runs \
+        under .imgwarm/tmp. Each is printed as `PATH: reason`. Files of an unknown binary \
+        format are listed as `PATH: unknown format (...), kept` and kept, as an app may \
+        still show them (broken under --strict-formats). Exit status 1 when anything \
+        broken or stray was found, also with --delete after removing it; 0 when the \
+        cache is clean.
         """
     )
 
@@ -20,13 +22,13 @@ struct CacheVerifyCommand: ParsableCommand {
     @Flag(help: "Remove the broken entries and stray temp files found.")
     var delete = false
 
-    @Flag(help: "Print JSON: {checked, broken: [{path, reason}], stray_temp_files, deleted}.")
+    @Flag(help: "Print JSON: {checked, broken: [{path, reason}], unknown: [{path, signature}], stray_temp_files, deleted}.")
     var json = false
 
     @Option(name: .customLong("max-pixels"), help: "Largest accepted width x height, as for warm.")
     var maxPixels: UInt64 = 100_000_000
 
-    @Flag(name: .customLong("strict-formats"), help: "Count formats not decoded here (WebP, HEIC, HEIF, TIFF, BMP, SVG, PDF) as broken, as warm --strict-formats refuses them.")
+    @Flag(name: .customLong("strict-formats"), help: "Count formats not decoded here (and unknown ones) as broken, as warm --strict-formats refuses them.")
     var strictFormats = false
 
     func run() throws {
@@ -41,6 +43,7 @@ struct CacheVerifyCommand: ParsableCommand {
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             for entry in report.broken { print("\(entry.path): \(entry.reason)") }
+            for entry in report.unknown { print("\(entry.path): unknown format (\(entry.signature)), kept") }
             for path in report.strayTempFiles { print("\(path): stray temp file") }
             print(Self.summary(report))
         }
@@ -50,6 +53,7 @@ struct CacheVerifyCommand: ParsableCommand {
 
     static func summary(_ r: CacheVerifyReport) -> String {
         var line = "checked \(r.checked) \(r.checked == 1 ? "file" : "files"): \(r.broken.count) broken, "
+            + (r.unknown.isEmpty ? "" : "\(r.unknown.count) of unknown format (kept), ")
             + "\(r.strayTempFiles.count) stray temp \(r.strayTempFiles.count == 1 ? "file" : "files")"
         if r.deleted && !r.isClean {
             line += r.deleteErrors.isEmpty ? ", removed" : ", removed except \(r.deleteErrors.count)"

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import ImgWarmKit
 
 /// `imgwarm cache verify` as a user runs it: output lines, JSON, exit codes.
 @Suite struct DecodeVerifyCommand {
@@ -73,5 +74,89 @@ import TestSupport
         let clean = try Self.run(["cache", "verify", "--cache", dir])
         #expect(clean.status == 0)
         #expect(clean.out == "checked 1 file: 0 broken, 0 stray temp files\n")
+    }
+
+    /// The path of an encoder the test needs, or nil after saying why: a
+    /// missing encoder fails the test under CI (scripts/setup.sh installs
+    /// it) and is skipped with a message on a developer machine.
+    static func encoder(_ name: String) -> String? {
+        if let path = findTool(name) { return path }
+        if ProcessInfo.processInfo.environment["CI"] == "true" {
+            Issue.record("\(name) is not installed (scripts/setup.sh installs it)")
+        } else {
+            print("skipping: \(name) is not installed")
+        }
+        return nil
+    }
+
+    /// Runs an encoder; the file it wrote, or a recorded failure.
+    static func encode(_ tool: String, _ args: [String], output: String) -> Bool {
+        guard let run = runTool(tool, args), run.status == 0, FileManager.default.fileExists(atPath: output) else {
+            Issue.record("\(tool) \(args.joined(separator: " ")) failed: \(runTool(tool, args)?.output ?? "cannot start")")
+            return false
+        }
+        return true
+    }
+
+    /// Issue 13: files an app shows (SDWebImage's sniff, its AVIF coder,
+    /// ImageIO behind SDImageIOCoder) are never deleted as broken; data of
+    /// an unknown format is listed and kept unless --strict-formats.
+    @Test func deleteKeepsEveryFormatAnAppShows() throws {
+        guard let convert = Self.encoder("convert"), let avifenc = Self.encoder("avifenc"),
+              let cjxl = Self.encoder("cjxl"), let heifEnc = Self.encoder("heif-enc") else { return }
+        let dir = NSTemporaryDirectory() + "imgwarm-e2e-formats-\(UUID().uuidString)"
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(atPath: dir) }
+        let work = dir + "/.work"
+        try fm.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let src = work + "/src.png", src2 = work + "/src2.png"
+        #expect(Self.encode(convert, ["-size", "64x48", "gradient:red-blue", src], output: src))
+        #expect(Self.encode(convert, ["-size", "64x48", "gradient:green-white", src2], output: src2))
+        let files: [(String, String, [String])] = [
+            ("a1.avif", avifenc, ["-s", "10", src, dir + "/a1.avif"]),
+            ("a2.avif", avifenc, ["-s", "10", src, src2, dir + "/a2.avif"]),  // avis: a sequence
+            ("j1.jxl", cjxl, [src, dir + "/j1.jxl"]),                            // bare codestream
+            ("j2.jxl", cjxl, [src, dir + "/j2.jxl", "--container=1"]),          // ISO-BMFF container
+            ("h1.heic", heifEnc, [src, "-o", dir + "/h1.heic"]),
+            ("i1.ico", convert, [src, dir + "/i1.ico"]),
+            ("b1.bmp", convert, [src, dir + "/b1.bmp"]),
+            ("b2.bmp", convert, [src, "BMP2:" + dir + "/b2.bmp"]),              // 12-byte core header
+            ("t1.tif", convert, [src, dir + "/t1.tif"]),
+            ("t2.tif", convert, [src, "-endian", "MSB", dir + "/t2.tif"]),
+        ]
+        for (name, tool, args) in files {
+            #expect(Self.encode(tool, args, output: dir + "/" + name), "\(name)")
+        }
+        try fm.removeItem(atPath: work)
+        _ = fm.createFile(atPath: dir + "/unknown", contents: Data([0x00, 0x01, 0x02, 0xFE, 0x10, 0x20]))
+        _ = fm.createFile(atPath: dir + "/page", contents: Data("<html><body>Not Found</body></html>".utf8))
+
+        let deleted = try Self.run(["cache", "verify", "--cache", dir, "--delete"])
+        #expect(deleted.status == 1)
+        #expect(deleted.out == """
+            \(dir)/page: not an image (looks like HTML)
+            \(dir)/unknown: unknown format (unknown signature 00 01 02 fe), kept
+            checked \(files.count + 2) files: 1 broken, 1 of unknown format (kept), 0 stray temp files, removed
+
+            """)
+        for (name, _, _) in files { #expect(fm.fileExists(atPath: dir + "/" + name), "\(name) was deleted") }
+        #expect(fm.fileExists(atPath: dir + "/unknown") && !fm.fileExists(atPath: dir + "/page"))
+
+        let stats = try Self.run(["cache", "stats", "--cache", dir, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(stats.out.utf8)) as? [String: Any])
+        #expect(object["formats"] as? [String: Int] == ["avif": 2, "jxl": 2, "heic": 1, "ico": 1, "bmp": 2, "tiff": 2, "unknown": 1])
+
+        let strict = try Self.run(["cache", "verify", "--cache", dir, "--delete", "--strict-formats", "--json"])
+        #expect(strict.status == 1)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(strict.out.utf8)) as? [String: Any])
+        let gone = Set(((report["broken"] as? [[String: String]]) ?? []).compactMap { $0["path"] })
+        // Formats decoded here stay; the others go under --strict-formats.
+        let decoded: [String: ImageFormat] = ["avif": .avif, "jxl": .jxl, "heic": .heic, "ico": .ico, "bmp": .bmp, "tif": .tiff]
+        let undecoded = files.map(\.0).filter { name in
+            !(decoded[String(name.split(separator: ".").last!)]!.isDecodedHere)
+        }
+        #expect(gone == Set((undecoded + ["unknown"]).map { dir + "/" + $0 }))
+        #expect(!fm.fileExists(atPath: dir + "/unknown"))
     }
 }

@@ -136,11 +136,52 @@ enum Handmade {
         return riff(chunks)
     }
 
-    /// BITMAPFILEHEADER + BITMAPINFOHEADER (no pixels needed to sniff).
-    static func bmp(_ width: Int32, _ height: Int32) -> [UInt8] {
-        var b: [UInt8] = [0x42, 0x4D] + le32(54) + [0, 0, 0, 0] + le32(54)
+    /// BITMAPFILEHEADER + BITMAPINFOHEADER, 24-bit, then `rows` of zero
+    /// pixels (rows padded to 4 bytes; all of them unless said otherwise).
+    static func bmp(_ width: Int32, _ height: Int32, rows: Int? = nil) -> [UInt8] {
+        let stride = (Int(width) * 24 + 31) / 32 * 4
+        let pixels = stride * (rows ?? Int(abs(height)))
+        var b: [UInt8] = [0x42, 0x4D] + le32(UInt32(54 + pixels)) + [0, 0, 0, 0] + le32(54)
         b += le32(40) + le32(UInt32(bitPattern: width)) + le32(UInt32(bitPattern: height))
         b += le16(1) + le16(24) + [UInt8](repeating: 0, count: 24)
+        return b + [UInt8](repeating: 0, count: pixels)
+    }
+
+    /// ICONDIR with one entry per (width, height, image bytes); a side of
+    /// 256 is written as 0, as the format says.
+    static func ico(_ images: [(Int, Int, [UInt8])]) -> [UInt8] {
+        var b: [UInt8] = [0, 0] + le16(1) + le16(UInt16(images.count))
+        var offset = 6 + 16 * images.count
+        for (w, h, data) in images {
+            b += [UInt8(w & 0xFF), UInt8(h & 0xFF), 0, 0] + le16(1) + le16(32) + le32(UInt32(data.count)) + le32(UInt32(offset))
+            offset += data.count
+        }
+        for (_, _, data) in images { b += data }
         return b
+    }
+
+    /// A little- or big-endian classic TIFF: one IFD with width, length
+    /// and `strips` strips of `stripBytes` bytes each (zeros).
+    static func tiff(_ width: UInt32, _ height: UInt32, littleEndian: Bool = true, strips: Int = 2, stripBytes: Int = 10) -> [UInt8] {
+        func u16(_ v: UInt32) -> [UInt8] { littleEndian ? le16(UInt16(v)) : le16(UInt16(v)).reversed() }
+        func u32(_ v: UInt32) -> [UInt8] { littleEndian ? le32(v) : le32(v).reversed() }
+        let pixelsAt = 8
+        let arraysAt = pixelsAt + strips * stripBytes
+        let ifdAt = arraysAt + 8 * strips
+        var b: [UInt8] = (littleEndian ? [0x49, 0x49] : [0x4D, 0x4D]) + u16(42) + u32(UInt32(ifdAt))
+        b += [UInt8](repeating: 0, count: strips * stripBytes)
+        for k in 0..<strips { b += u32(UInt32(pixelsAt + k * stripBytes)) }
+        for _ in 0..<strips { b += u32(UInt32(stripBytes)) }
+        // A field: tag, type (3 SHORT, 4 LONG), count, value or offset.
+        func field(_ tag: UInt32, _ type: UInt32, _ count: UInt32, _ value: [UInt8]) -> [UInt8] {
+            u16(tag) + u16(type) + u32(count) + value + [UInt8](repeating: 0, count: 4 - value.count)
+        }
+        let single = strips == 1
+        b += u16(4)
+        b += field(256, 3, 1, u16(width))
+        b += field(257, 4, 1, u32(height))
+        b += field(273, 4, UInt32(strips), single ? u32(UInt32(pixelsAt)) : u32(UInt32(arraysAt)))
+        b += field(279, 4, UInt32(strips), single ? u32(UInt32(stripBytes)) : u32(UInt32(arraysAt + 4 * strips)))
+        return b + u32(0)
     }
 }

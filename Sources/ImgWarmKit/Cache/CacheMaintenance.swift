@@ -61,7 +61,7 @@ public enum FileSniffer {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 32)
+        var head = [UInt8](repeating: 0, count: 64)  // an ftyp box with its brands
         let n = read(fd, &head, head.count)
         guard n > 0 else { return nil }
         head.removeSubrange(n...)

@@ -17,12 +17,27 @@ public struct BrokenCacheEntry: Sendable, Equatable, Codable {
     }
 }
 
+/// A cache entry of no format known here that is not plainly something
+/// else (text, HTML, JSON): an app may still show it, so it is kept and
+/// listed, and counts as broken only when formats are strict.
+public struct UnknownCacheEntry: Sendable, Equatable, Codable {
+    public var path: String
+    /// `unknown signature 00 01 02 fe`
+    public var signature: String
+    public init(path: String, signature: String) {
+        self.path = path
+        self.signature = signature
+    }
+}
+
 /// What `cache verify` found (and removed, with `delete`).
 public struct CacheVerifyReport: Sendable, Equatable, Codable {
     /// Entries decoded (hidden files and imgwarm's state excluded).
     public var checked: Int = 0
     /// Sorted by path.
     public var broken: [BrokenCacheEntry] = []
+    /// Entries of an unknown format, kept (sorted by path).
+    public var unknown: [UnknownCacheEntry] = []
     /// Temp files of dead runs under `.imgwarm/tmp`, sorted.
     public var strayTempFiles: [String] = []
     /// Whether removal was asked for.
@@ -36,7 +51,7 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
     public var isClean: Bool { broken.isEmpty && strayTempFiles.isEmpty }
 
     enum CodingKeys: String, CodingKey {
-        case checked, broken, deleted
+        case checked, broken, unknown, deleted
         case strayTempFiles = "stray_temp_files"
         case deleteErrors = "delete_errors"
     }
@@ -46,6 +61,7 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(checked, forKey: .checked)
         try c.encode(broken, forKey: .broken)
+        try c.encode(unknown, forKey: .unknown)
         try c.encode(strayTempFiles, forKey: .strayTempFiles)
         try c.encode(deleted, forKey: .deleted)
         if !deleteErrors.isEmpty { try c.encode(deleteErrors, forKey: .deleteErrors) }
@@ -55,6 +71,7 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         checked = try c.decode(Int.self, forKey: .checked)
         broken = try c.decode([BrokenCacheEntry].self, forKey: .broken)
+        unknown = try c.decodeIfPresent([UnknownCacheEntry].self, forKey: .unknown) ?? []
         strayTempFiles = try c.decode([String].self, forKey: .strayTempFiles)
         deleted = try c.decode(Bool.self, forKey: .deleted)
         deleteErrors = try c.decodeIfPresent([String].self, forKey: .deleteErrors) ?? []
@@ -89,7 +106,12 @@ public struct CacheVerifier: Sendable {
         batch.reserveCapacity(batchSize)
         func flush() {
             report.checked += batch.count
-            report.broken += check(batch, in: cache.directory)
+            for (path, verdict) in check(batch, in: cache.directory) {
+                switch verdict {
+                case .broken(let reason): report.broken.append(BrokenCacheEntry(path: path, reason: reason))
+                case .unknown(let signature): report.unknown.append(UnknownCacheEntry(path: path, signature: signature))
+                }
+            }
             batch.removeAll(keepingCapacity: true)
         }
         CacheScanner.scan(cache.directory) { record in
@@ -98,6 +120,7 @@ public struct CacheVerifier: Sendable {
         }
         flush()
         report.broken.sort { $0.path < $1.path }
+        report.unknown.sort { $0.path < $1.path }
         report.strayTempFiles = cache.staleTempFiles().sorted()
 
         if delete {
@@ -110,33 +133,42 @@ public struct CacheVerifier: Sendable {
         return report
     }
 
+    /// What a file that is not simply a usable image is.
+    enum Verdict: Equatable {
+        case broken(String)
+        /// Kept: of a format unknown here (the signature, for the listing).
+        case unknown(String)
+    }
+
     /// Validates a batch on several threads; each result slot is written by
     /// exactly one iteration, so the buffer needs no lock.
-    private func check(_ records: [CacheFileRecord], in directory: String) -> [BrokenCacheEntry] {
-        var results = [BrokenCacheEntry?](repeating: nil, count: records.count)
+    private func check(_ records: [CacheFileRecord], in directory: String) -> [(String, Verdict)] {
+        var results = [(String, Verdict)?](repeating: nil, count: records.count)
         results.withUnsafeMutableBufferPointer { slots in
             let out = slots
             DispatchQueue.concurrentPerform(iterations: records.count) { i in
                 let path = directory + "/" + records[i].relativePath
-                out[i] = checkFile(path).map { BrokenCacheEntry(path: path, reason: $0) }
+                out[i] = checkFile(path).map { (path, $0) }
             }
         }
         return results.compactMap { $0 }
     }
 
-    /// The reason a file is broken, or nil when it is a usable image (or
-    /// vanished meanwhile: a concurrent prune may remove entries).
-    func checkFile(_ path: String) -> String? {
+    /// Nil when the file is a usable image (or vanished meanwhile: a
+    /// concurrent prune may remove entries).
+    func checkFile(_ path: String) -> Verdict? {
         switch FileBytes.read(path, limit: maxFileBytes) {
         case .vanished:
             return nil
         case .failed(let reason):
-            return reason
+            return .broken(reason)
         case .bytes(let bytes):
-            if bytes.isEmpty { return "empty file" }
+            if bytes.isEmpty { return .broken("empty file") }
             switch ImageValidator.validate(bytes, options: options) {
+            case .success(let info) where info.format == .unknown:
+                return .unknown(bytes.withUnsafeBytes { ContentGuess.signature($0) })
             case .success: return nil
-            case .failure(let failure): return failure.reason
+            case .failure(let failure): return .broken(failure.reason)
             }
         }
     }

@@ -5,13 +5,24 @@ import CImageCodecs
 enum CodecBridge {
     typealias Decoder = (UnsafePointer<UInt8>?, Int, UInt64, UnsafeMutablePointer<iw_result>?) -> Int32
 
-    static func decode(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, maxPixels: UInt64) -> Result<ImageInfo, ValidationFailure> {
-        let decoder: Decoder
+    /// The one place that says which formats are decoded here: a format
+    /// with a decoder is decoded in full; one without passes on its
+    /// signature and header (`ImageHeader`), unless formats are strict.
+    static func decoder(for format: ImageFormat) -> Decoder? {
         switch format {
-        case .png: decoder = iw_validate_png
-        case .jpeg: decoder = iw_validate_jpeg
-        case .gif: decoder = iw_validate_gif
-        default: preconditionFailure("\(format) is not decoded by CImageCodecs")
+        case .png: return iw_validate_png
+        case .jpeg: return iw_validate_jpeg
+        case .gif: return iw_validate_gif
+        // Recognised, not decoded yet: AVIF (libavif), HEIC/HEIF (libheif)
+        // and JPEG XL (libjxl) plug their shims in here.
+        case .avif, .heic, .heif, .jxl: return nil
+        case .webp, .bmp, .ico, .tiff, .pdf, .svg, .unknown: return nil
+        }
+    }
+
+    static func decode(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, maxPixels: UInt64) -> Result<ImageInfo, ValidationFailure> {
+        guard let decoder = decoder(for: format) else {
+            preconditionFailure("\(format) is not decoded by CImageCodecs")
         }
         var result = iw_result()
         let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)

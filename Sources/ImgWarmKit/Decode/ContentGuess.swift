@@ -1,9 +1,14 @@
-/// Names what non-image data most likely is, for the reason
-/// `not an image (looks like HTML)`: the usual culprits behind a URL that
-/// should have served an image are an HTML error or login page, a JSON
-/// error body, or a gzip body the server forgot to label.
+/// Tells data that is plainly no image from data of an unknown binary
+/// format. The usual culprits behind a URL that should have served an
+/// image are an HTML error or login page, a JSON error body, or a gzip
+/// body the server forgot to label: those are `not an image (looks like
+/// HTML)`. Binary data with no signature known here may still be an image
+/// an app shows (SDWebImage hands any data to ImageIO), so it is only
+/// named by its first bytes.
 enum ContentGuess {
-    static func describe(_ bytes: UnsafeRawBufferPointer) -> String {
+    /// What the data looks like when that is something other than an
+    /// image; nil for binary data of no known kind.
+    static func nonImage(_ bytes: UnsafeRawBufferPointer) -> String? {
         var start = 0
         if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { start = 3 }
         while start < bytes.count && start < 1024 && isSpace(bytes[start]) { start += 1 }
@@ -20,6 +25,11 @@ enum ContentGuess {
         if !head.isEmpty && head.allSatisfy({ isSpace($0) || ($0 >= 0x20 && $0 != 0x7F) }) {
             return "looks like text"
         }
+        return nil
+    }
+
+    /// `unknown signature 00 01 02 fe`: the first four bytes in hex.
+    static func signature(_ bytes: UnsafeRawBufferPointer) -> String {
         let magic = bytes.prefix(4).map { byte -> String in
             let hex = String(byte, radix: 16)
             return hex.count == 1 ? "0" + hex : hex

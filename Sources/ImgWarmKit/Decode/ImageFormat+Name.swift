@@ -12,6 +12,10 @@ extension ImageFormat {
         case .heif: return "HEIF"
         case .pdf: return "PDF"
         case .svg: return "SVG"
+        case .avif: return "AVIF"
+        case .jxl: return "JPEG XL"
+        case .ico: return "ICO"
+        case .unknown: return "unknown format"
         }
     }
 }

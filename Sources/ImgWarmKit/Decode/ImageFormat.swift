@@ -1,37 +1,60 @@
-/// `NSData+ImageContentType`: the format SDWebImage infers from the first
-/// bytes of the data, never from a file name or a Content-Type.
+/// The format of an image, sniffed from its first bytes, never from a file
+/// name or a Content-Type. Covers every format an app on SDWebImage 5.x
+/// shows: SDWebImage's own sniff (`+[NSData sd_imageFormatForImageData:]`,
+/// SDWebImage/Core/NSData+ImageContentType.m), the AVIF coder's
+/// (`+[SDImageAVIFCoder isAVIFFormatForData:]`, SDWebImageAVIFCoder), and
+/// what reaches ImageIO through `SDImageIOCoder`, whose
+/// `canDecodeFromData:` answers YES for any data (JPEG XL, ICO, ...).
+///
+/// An APNG is `png` with more than one frame, as SDWebImage's
+/// `SDImageFormatPNG` covers both.
+///
+/// The raw values are the report's `format` strings. New cases go at the
+/// end: `EntryResult` packs the case's position into 4 bits (15 cases).
 public enum ImageFormat: String, CaseIterable, Sendable, Codable {
-    case jpeg, png, gif, tiff, bmp, webp, heic, heif, pdf, svg
+    case jpeg, png, gif, tiff, bmp, webp, heic, heif, pdf, svg, avif, jxl, ico
+    /// Binary data with no signature known here that does not look like
+    /// text either: an app may still show it (ImageIO reads more formats
+    /// than any list here), so it is kept unless formats are strict.
+    case unknown
 
-    /// Formats this build decodes fully (libjpeg-turbo, libpng, giflib);
-    /// the others pass on their signature unless formats are strict.
-    public var isDecodedHere: Bool { self == .jpeg || self == .png || self == .gif }
+    /// Formats decoded in full by this build (CodecBridge has a decoder);
+    /// the others pass on their signature and header unless formats are
+    /// strict.
+    public var isDecodedHere: Bool { CodecBridge.decoder(for: self) != nil }
 
-    /// Sniffs like SDWebImage's `sd_imageFormatForImageData:`, with the
-    /// stricter magic numbers that separate an image from text that happens
-    /// to start with the same byte (`B`, `I`, `M`, `G`).
+    /// Sniffs like SDWebImage's `sd_imageFormatForImageData:` (JPEG: any
+    /// leading 0xFF, as there), with the stricter magic numbers that
+    /// separate an image from text that happens to start with the same
+    /// byte (`B`, `I`, `M`, `G`), plus the formats SDWebImage hands to
+    /// ImageIO without naming them (AVIF, JPEG XL, ICO). Nil: no known
+    /// signature (the caller tells text from `unknown` binary data).
     public static func sniff<C: Collection>(_ data: C) -> ImageFormat? where C.Element == UInt8, C.Index == Int {
         let n = data.count
         guard n > 0 else { return nil }
         let s = data.startIndex
         func at(_ i: Int) -> UInt8 { data[s + i] }
-        func matches(_ offset: Int, _ ascii: String) -> Bool {
-            let bytes = Array(ascii.utf8)
+        func matches(_ offset: Int, _ bytes: [UInt8]) -> Bool {
             guard n >= offset + bytes.count else { return false }
             for (i, b) in bytes.enumerated() where at(offset + i) != b { return false }
             return true
         }
+        func matches(_ offset: Int, _ ascii: String) -> Bool { matches(offset, Array(ascii.utf8)) }
         switch at(0) {
         case 0xFF:
-            return n >= 3 && at(1) == 0xD8 && at(2) == 0xFF ? .jpeg : nil
+            // A JPEG XL codestream starts FF 0A; SDWebImage calls it JPEG
+            // and ImageIO then reads it as JPEG XL (iOS 17+). Every other
+            // leading FF is JPEG to SDWebImage; libjpeg judges the rest.
+            return n >= 2 && at(1) == 0x0A ? .jxl : .jpeg
         case 0x89:
             return matches(1, "PNG\r\n\u{1A}\n") ? .png : nil
         case 0x47:
             return matches(0, "GIF87a") || matches(0, "GIF89a") ? .gif : nil
         case 0x49:
-            return n >= 4 && at(1) == 0x49 && at(2) == 0x2A && at(3) == 0x00 ? .tiff : nil
+            // Classic TIFF (42) and BigTIFF (43), little-endian.
+            return n >= 4 && at(1) == 0x49 && (at(2) == 0x2A || at(2) == 0x2B) && at(3) == 0x00 ? .tiff : nil
         case 0x4D:
-            return n >= 4 && at(1) == 0x4D && at(2) == 0x00 && at(3) == 0x2A ? .tiff : nil
+            return n >= 4 && at(1) == 0x4D && at(2) == 0x00 && (at(3) == 0x2A || at(3) == 0x2B) ? .tiff : nil
         case 0x42:
             return n >= 26 && at(1) == 0x4D ? .bmp : nil
         case 0x52:
@@ -47,18 +70,51 @@ public enum ImageFormat: String, CaseIterable, Sendable, Codable {
                 return .svg
             }
             return nil
+        case 0x00:
+            // The JPEG XL container: its signature box, then `ftypjxl `.
+            if matches(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
+            // ICO: reserved 0, type 1, at least one image (an ftyp box of
+            // 256 bytes would also start 00 00 01 00).
+            if n >= 6 && !matches(4, "ftyp") && at(1) == 0 && at(2) == 1 && at(3) == 0 && (at(4) != 0 || at(5) != 0) { return .ico }
         default:
             break
         }
-        // ISO-BMFF: `....ftyp<brand>`
-        if n >= 12 && matches(4, "ftyp") {
-            let brand = String(decoding: data[(s + 8)..<(s + 12)], as: UTF8.self)
-            switch brand {
-            case "heic", "heix", "hevc", "hevx": return .heic
-            case "mif1", "msf1": return .heif
-            default: return nil
-            }
+        // ISO-BMFF: `....ftyp<major brand><minor version><compatible brands>`.
+        guard n >= 12 && matches(4, "ftyp") else { return nil }
+        let boxEnd = min(n, Int(UInt32(at(0)) << 24 | UInt32(at(1)) << 16 | UInt32(at(2)) << 8 | UInt32(at(3))))
+        var compatible: [String] = []
+        var i = 16
+        while i + 4 <= boxEnd {
+            compatible.append(String(decoding: data[(s + i)..<(s + i + 4)], as: UTF8.self))
+            i += 4
         }
+        return isoBrands(major: String(decoding: data[(s + 8)..<(s + 12)], as: UTF8.self), compatible: compatible)
+    }
+
+    /// The format of an ISO-BMFF file from its `ftyp` brands (ISO/IEC
+    /// 23008-12 and the AV1 Image File Format), or nil for brands of no
+    /// image format (an MP4 video, say).
+    ///
+    /// The major brand decides first, as SDWebImage's sniff does
+    /// (`heic heix hevc hevx` HEIC, `mif1 msf1` HEIF) and the AVIF coder's
+    /// (`avif avis`); libheif's `heif_brand` list adds the multiview and
+    /// scalable HEVC brands. A structural major brand (`mif1`, `msf1`,
+    /// `mif2`, `miaf`) is then refined by the compatible brands, since
+    /// the codec inside decides which decoder reads it: a `mif1` file
+    /// listing `avif` is AV1-coded.
+    static func isoBrands(major: String, compatible: [String]) -> ImageFormat? {
+        let avif: Set<String> = ["avif", "avis"]
+        let heic: Set<String> = ["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs"]
+        let structural: Set<String> = ["mif1", "msf1", "mif2", "miaf"]
+        if avif.contains(major) { return .avif }
+        if heic.contains(major) { return .heic }
+        if structural.contains(major) || compatible.contains(where: structural.contains) {
+            if compatible.contains(where: avif.contains) { return .avif }
+            if compatible.contains(where: heic.contains) { return .heic }
+            return .heif
+        }
+        if compatible.contains(where: avif.contains) { return .avif }
+        if compatible.contains(where: heic.contains) { return .heic }
         return nil
     }
 }

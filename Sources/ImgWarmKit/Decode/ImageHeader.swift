@@ -1,6 +1,9 @@
 /// Dimensions read from the first bytes of an image, without decoding:
 /// used when decoding is off (`--no-validate`) and for the formats this
-/// build does not decode (WebP, BMP).
+/// build does not decode, so `--max-pixels` applies to every format whose
+/// header gives its size cheaply. Where the header also says how long the
+/// data must be (RIFF size, ICO directory, BMP rows, TIFF strips), data
+/// cut short fails here.
 public enum ImageHeader {
     /// What the header says, or a failure when the header itself shows the
     /// data is unusable (a truncated WebP, a BMP header of unknown size).
@@ -12,7 +15,11 @@ public enum ImageHeader {
         case .jpeg: return .success(jpeg(b))
         case .webp: return webp(b)
         case .bmp: return bmp(b)
-        case .tiff, .heic, .heif, .pdf, .svg: return .success(ImageInfo(format: format))
+        case .ico: return ico(b)
+        case .tiff: return tiff(b)
+        case .avif, .heic, .heif: return ContainerHeaders.iso(format, b)
+        case .jxl: return ContainerHeaders.jxl(b)
+        case .pdf, .svg, .unknown: return .success(ImageInfo(format: format))
         }
     }
 
@@ -98,19 +105,127 @@ public enum ImageHeader {
 
     /// BITMAPCOREHEADER (12 bytes, 16-bit sides) or BITMAPINFOHEADER and
     /// later (signed 32-bit sides; a negative height means top-down rows).
+    /// Uncompressed rows (BI_RGB, BI_BITFIELDS) must all be there: a BMP
+    /// cut short ends before its last row.
     static func bmp(_ b: UnsafeRawBufferPointer) -> Result<ImageInfo, ValidationFailure> {
         guard b.count >= 26 else { return .failure(ValidationFailure("truncated BMP: header incomplete")) }
         let headerSize = le32(b, 14)
+        let width: Int, height: Int, bitsPerPixel: Int, compression: UInt32
         if headerSize == 12 {
-            return .success(ImageInfo(format: .bmp, width: Int(le16(b, 18)), height: Int(le16(b, 20)), frames: 1))
+            width = Int(le16(b, 18)); height = Int(le16(b, 20))
+            bitsPerPixel = Int(le16(b, 24)); compression = 0
+        } else {
+            guard headerSize >= 40 else {
+                return .failure(ValidationFailure("corrupt BMP: unknown DIB header size \(headerSize)"))
+            }
+            guard b.count >= 34 else { return .failure(ValidationFailure("truncated BMP: header incomplete")) }
+            width = Int(Int32(bitPattern: le32(b, 18)))
+            height = abs(Int(Int32(bitPattern: le32(b, 22))))
+            guard width >= 0 else { return .failure(ValidationFailure("corrupt BMP: negative width \(width)")) }
+            bitsPerPixel = Int(le16(b, 28)); compression = le32(b, 30)
         }
-        guard headerSize >= 40 else {
-            return .failure(ValidationFailure("corrupt BMP: unknown DIB header size \(headerSize)"))
+        let info = ImageInfo(format: .bmp, width: width, height: height, frames: 1)
+        // Row data only where its length follows from the header; RLE and
+        // embedded JPEG/PNG data (compression 1, 2, 4, 5) say nothing cheap.
+        guard compression == 0 || compression == 3, [1, 2, 4, 8, 16, 24, 32].contains(bitsPerPixel) else {
+            return .success(info)
         }
-        let width = Int(Int32(bitPattern: le32(b, 18)))
-        let height = Int(Int32(bitPattern: le32(b, 22)))
-        guard width >= 0 else { return .failure(ValidationFailure("corrupt BMP: negative width \(width)")) }
-        return .success(ImageInfo(format: .bmp, width: width, height: abs(height), frames: 1))
+        let stride = (width * bitsPerPixel + 31) / 32 * 4
+        let (rows, overflow) = stride.multipliedReportingOverflow(by: height)
+        let (end, past) = Int(le32(b, 10)).addingReportingOverflow(rows)
+        if overflow || past || end > b.count {
+            return .failure(ValidationFailure("truncated BMP: \(b.count) bytes, the rows need \(overflow || past ? "more" : String(end))"))
+        }
+        return .success(info)
+    }
+
+    /// ICONDIR and its 16-byte entries. Each image (a BMP without its file
+    /// header, or a whole PNG) must lie inside the data. The size is the
+    /// largest entry's: a side of 0 means 256, and an embedded PNG gives its
+    /// own IHDR size, which may be larger. An icon's entries are sizes of
+    /// one picture, not frames.
+    static func ico(_ b: UnsafeRawBufferPointer) -> Result<ImageInfo, ValidationFailure> {
+        let count = Int(le16(b, 4))
+        guard b.count >= 6 + 16 * count else {
+            return .failure(ValidationFailure("truncated ICO: directory of \(count) images incomplete"))
+        }
+        var best: (w: Int, h: Int) = (0, 0)
+        for k in 0..<count {
+            let e = 6 + 16 * k
+            let size = Int(le32(b, e + 8)), offset = Int(le32(b, e + 12))
+            guard size > 0 else { return .failure(ValidationFailure("corrupt ICO: image \(k + 1) is empty")) }
+            guard offset + size <= b.count else {
+                return .failure(ValidationFailure("truncated ICO: image \(k + 1) ends at byte \(offset + size) of \(b.count)"))
+            }
+            var w = b[e] == 0 ? 256 : Int(b[e]), h = b[e + 1] == 0 ? 256 : Int(b[e + 1])
+            let image = UnsafeRawBufferPointer(rebasing: b[offset..<(offset + size)])
+            if ImageFormat.sniff(image) == .png {
+                let ihdr = png(image)
+                if let pw = ihdr.width, let ph = ihdr.height { w = pw; h = ph }
+            }
+            // Sides of up to 2^32 each: compare the areas without overflow.
+            if Double(w) * Double(h) > Double(best.w) * Double(best.h) { best = (w, h) }
+        }
+        return .success(ImageInfo(format: .ico, width: best.w, height: best.h, frames: 1))
+    }
+
+    /// The first IFD of a classic TIFF: ImageWidth (256) and ImageLength
+    /// (257), and the strips or tiles (offsets 273/324, byte counts
+    /// 279/325), which must all lie inside the data. BigTIFF passes on its
+    /// signature.
+    static func tiff(_ b: UnsafeRawBufferPointer) -> Result<ImageInfo, ValidationFailure> {
+        guard b.count >= 8 else { return .failure(ValidationFailure("truncated TIFF: header incomplete")) }
+        let little = b[0] == 0x49
+        func u16(_ i: Int) -> UInt32 { little ? le16(b, i) : be16(b, i) }
+        func u32(_ i: Int) -> UInt32 { little ? le32(b, i) : be32(b, i) }
+        if u16(2) == 43 { return .success(ImageInfo(format: .tiff)) }
+        let ifd = Int(u32(4))
+        guard ifd >= 8, ifd + 2 <= b.count else {
+            return .failure(ValidationFailure("truncated TIFF: first IFD at byte \(ifd) of \(b.count)"))
+        }
+        let entries = Int(u16(ifd))
+        guard ifd + 2 + 12 * entries <= b.count else {
+            return .failure(ValidationFailure("truncated TIFF: first IFD of \(entries) entries incomplete"))
+        }
+        // A field's values: inline when they fit in 4 bytes, else at an offset.
+        func values(_ e: Int) -> [Int]? {
+            let type = u16(e + 2), count = Int(u32(e + 4))
+            let width: Int
+            switch type {
+            case 3: width = 2
+            case 4: width = 4
+            default: return nil
+            }
+            guard count <= (b.count / width) else { return nil }
+            let start = count * width <= 4 ? e + 8 : Int(u32(e + 8))
+            guard start + count * width <= b.count else { return nil }
+            return (0..<count).map { Int(width == 2 ? u16(start + 2 * $0) : u32(start + 4 * $0)) }
+        }
+        var fields: [UInt32: [Int]] = [:]
+        for k in 0..<entries {
+            let e = ifd + 2 + 12 * k
+            let tag = u16(e)
+            if [256, 257, 273, 279, 324, 325].contains(tag) {
+                guard let v = values(e) else {
+                    return .failure(ValidationFailure("truncated TIFF: field \(tag) lies outside the data"))
+                }
+                fields[tag] = v
+            }
+        }
+        guard let w = fields[256]?.first, let h = fields[257]?.first else {
+            return .failure(ValidationFailure("corrupt TIFF: no ImageWidth or ImageLength"))
+        }
+        let info = ImageInfo(format: .tiff, width: w, height: h, frames: 1)
+        for (offsetsTag, countsTag, name) in [(UInt32(273), UInt32(279), "strip"), (324, 325, "tile")] {
+            guard let offsets = fields[offsetsTag], let counts = fields[countsTag] else { continue }
+            guard offsets.count == counts.count else {
+                return .failure(ValidationFailure("corrupt TIFF: \(offsets.count) \(name) offsets for \(counts.count) byte counts"))
+            }
+            for (k, (o, n)) in zip(offsets, counts).enumerated() where o + n > b.count {
+                return .failure(ValidationFailure("truncated TIFF: \(name) \(k + 1) of \(offsets.count) ends at byte \(o + n) of \(b.count)"))
+            }
+        }
+        return .success(info)
     }
 
     /// A chunk id for a reason: as text when it is plain ASCII, else as

@@ -1,24 +1,32 @@
 /// Judges downloaded or cached bytes: is this a usable image?
 ///
 /// The format is sniffed from the data itself (never a file name or a
-/// Content-Type). JPEG, PNG and GIF are decoded in full by libjpeg-turbo,
-/// libpng and giflib (CImageCodecs) unless `options.decode` is off; the
-/// other formats SDWebImage knows pass on their signature, with the
-/// dimensions their header gives cheaply, unless `options.strictFormats`.
+/// Content-Type). Formats with a decoder (`CodecBridge.decoder(for:)`) are
+/// decoded in full unless `options.decode` is off; the other formats an app
+/// shows pass on their signature, with the dimensions and lengths their
+/// header gives cheaply (`ImageHeader`), unless `options.strictFormats`.
+/// Binary data of no known format is `unknown` and passes too, as an app
+/// may still show it; text, HTML, JSON and gzip bodies are not images.
 ///
 /// Thread-safe: no shared state; each call owns its decoder.
 public enum ImageValidator {
     public static func validate(_ bytes: UnsafeRawBufferPointer, options: ValidationOptions) -> Result<ImageInfo, ValidationFailure> {
         guard bytes.count > 0 else { return .failure(ValidationFailure("empty body")) }
-        guard let format = ImageFormat.sniff(bytes) else {
-            return .failure(ValidationFailure("not an image (\(ContentGuess.describe(bytes)))"))
+        let format: ImageFormat
+        if let sniffed = ImageFormat.sniff(bytes) {
+            format = sniffed
+        } else if let what = ContentGuess.nonImage(bytes) {
+            return .failure(ValidationFailure("not an image (\(what))"))
+        } else {
+            format = .unknown
         }
         if format.isDecodedHere {
             if options.decode { return CodecBridge.decode(format, bytes, maxPixels: options.maxPixels) }
             return headerOnly(format, bytes, options)
         }
         if options.strictFormats {
-            return .failure(ValidationFailure("\(format.displayName) is not accepted: strict formats allow only JPEG, PNG and GIF"))
+            let what = format == .unknown ? "unknown format (\(ContentGuess.signature(bytes)))" : format.displayName
+            return .failure(ValidationFailure("\(what) is not accepted: strict formats allow only \(strictList)"))
         }
         return headerOnly(format, bytes, options)
     }
@@ -26,6 +34,12 @@ public enum ImageValidator {
     public static func validate(_ bytes: [UInt8], options: ValidationOptions) -> Result<ImageInfo, ValidationFailure> {
         bytes.withUnsafeBytes { validate($0, options: options) }
     }
+
+    /// `JPEG, PNG and GIF`: the formats decoded here, for reasons.
+    static let strictList: String = {
+        let names = ImageFormat.allCases.filter(\.isDecodedHere).map(\.displayName)
+        return names.dropLast().joined(separator: ", ") + " and " + names.last!
+    }()
 
     /// Signature plus header: dimensions when the header gives them, and
     /// the pixel limit still applies to those.
