@@ -90,9 +90,14 @@ struct WarmRun {
         let progress = ProgressPrinter(mode: mode, ledger: prefetcher.ledger)
         prefetcher.onFailure = { line in progress.printLine("imgwarm: " + line) }
         if c.verbose && !c.quiet {
+            let ledger = prefetcher.ledger
             prefetcher.onEntry = { index, r in
                 var line = "\(r.outcome.name) \(Redaction.url(plan.url(index)))"
                 if let e = r.error.name { line += " (\(e))" }
+                if r.outcome == .downloaded {
+                    line += ProgressPrinter.entryDetails(format: r.format, dimensions: ledger.dimensions(index),
+                                                         frames: ledger.frames(index), response: ledger.response(index))
+                }
                 progress.printLine(line)
             }
         }

@@ -109,7 +109,7 @@ struct SniffCase: CustomTestStringConvertible, Sendable {
 @Suite struct DecodeRecognisedFormats {
     @Test func icoTakesItsLargestImage() {
         let png = Fixture.png(300, 200)
-        let ico = Handmade.ico([(16, 16, [UInt8](repeating: 0, count: 40)), (256, 256, png), (0, 0, [1, 2, 3])])
+        let ico = Handmade.ico([(16, 16, [UInt8](repeating: 0, count: 40)), (256, 256, png), (48, 48, [1, 2, 3])])
         // The PNG entry's own IHDR (300x200) beats the 256x256 its entry claims.
         #expect(validate(ico) == .success(ImageInfo(format: .ico, width: 300, height: 200, frames: 1)))
         let small = Handmade.ico([(16, 16, [1]), (32, 32, [2])])
@@ -173,8 +173,10 @@ struct SniffCase: CustomTestStringConvertible, Sendable {
         var options = ValidationOptions()
         options.decode = false  // header only, whether or not a decoder exists
         let tree = ftyp("heic", ["mif1"]) + isoMeta([(64, 48), (320, 240), (32, 24)]) + box("mdat", [1, 2, 3])
-        #expect(validate(tree, options) == .success(ImageInfo(format: .heic, width: 320, height: 240)))
-        #expect(validate(ftyp("avif", ["avif"]), options) == .success(ImageInfo(format: .avif)))
+        #expect(validate(tree, options) == .success(ImageInfo(format: .heic, width: 320, height: 240, frames: 1)))
+        #expect(validate(ftyp("avif", ["avif"]), options) == .success(ImageInfo(format: .avif, frames: 1)))
+        // A sequence keeps its frames in a track: not counted from the header.
+        #expect(validate(ftyp("avis", ["avis"]) + box("moov", []), options) == .success(ImageInfo(format: .avif)))
     }
 
     @Test func isoCutShortFails() {

@@ -261,8 +261,7 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
     }
 
     @Test func otherFormatsPassWithoutDimensions() {
-        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0]
-        #expect(validate(tiff) == .success(ImageInfo(format: .tiff)))
+        #expect(validate(Array("%PDF-1.4".utf8)) == .success(ImageInfo(format: .pdf)))
         let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg"></svg>"#.utf8)
         #expect(validate(svg) == .success(ImageInfo(format: .svg)))
     }

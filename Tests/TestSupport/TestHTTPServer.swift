@@ -55,6 +55,7 @@ public final class TestHTTPServer: @unchecked Sendable {
         public var contentType: String
         public var etag: String?
         public var lastModified: String?
+        public var vary: String? = nil
     }
 
     public let port: Int
@@ -113,8 +114,8 @@ public final class TestHTTPServer: @unchecked Sendable {
     public func url(_ path: String) -> String { baseURL + path }
 
     public func setFile(_ path: String, bytes: [UInt8], contentType: String = "application/octet-stream",
-                        etag: String? = nil, lastModified: String? = nil) {
-        state.setFile(path, ServedFile(bytes: bytes, contentType: contentType, etag: etag, lastModified: lastModified))
+                        etag: String? = nil, lastModified: String? = nil, vary: String? = nil) {
+        state.setFile(path, ServedFile(bytes: bytes, contentType: contentType, etag: etag, lastModified: lastModified, vary: vary))
     }
 
     public func removeFile(_ path: String) { state.removeFile(path) }
@@ -374,6 +375,7 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers: [(String, String)] = [("Content-Type", file.contentType)]
         if let etag = file.etag { headers.append(("ETag", etag)) }
         if let lm = file.lastModified { headers.append(("Last-Modified", lm)) }
+        if let vary = file.vary { headers.append(("Vary", vary)) }
         let inm = request.headers.first(name: "If-None-Match")
         let ims = request.headers.first(name: "If-Modified-Since")
         let etagMatches = inm.map { value in

@@ -9,11 +9,15 @@ enum ContainerHeaders {
     /// AVIF and HEIC/HEIF: the top-level boxes must all end inside the
     /// data; the size is the largest `ispe` (image spatial extents) under
     /// `meta/iprp/ipco`, which is the primary image's (a grid's full size;
-    /// tiles, thumbnails and alpha planes are never larger).
+    /// tiles, thumbnails and alpha planes are never larger). One frame when
+    /// no `moov` box holds a sequence's track; a sequence's frames are left
+    /// to its decoder.
     static func iso(_ format: ImageFormat, _ b: UnsafeRawBufferPointer) -> Result<ImageInfo, ValidationFailure> {
         let name = format.displayName
         var width: Int?, height: Int?
+        var sequence = false
         let walked = walkBoxes(b, 0, b.count) { type, start, end in
+            if type == "moov" { sequence = true }
             guard type == "meta", end - start >= 4 else { return }
             // meta is a full box: version and flags first.
             _ = walkBoxes(b, start + 4, end) { type, start, end in
@@ -29,7 +33,7 @@ enum ContainerHeaders {
             }
         }
         if case .failure(let cut) = walked { return .failure(cut.failure(name)) }
-        return .success(ImageInfo(format: format, width: width, height: height))
+        return .success(ImageInfo(format: format, width: width, height: height, frames: sequence ? nil : 1))
     }
 
     /// JPEG XL: the codestream's SizeHeader, found at the start of a bare

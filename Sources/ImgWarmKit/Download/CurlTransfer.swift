@@ -153,6 +153,7 @@ final class CurlTransfer {
                 etag: header("ETag"),
                 lastModified: header("Last-Modified"),
                 contentType: stringInfo(CURLINFO_CONTENT_TYPE),
+                vary: header("Vary"),
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(URLText.redacted))
             body = []
             return verdict == .success ? .success(response) : .notModified(response)

@@ -86,6 +86,9 @@ public struct DownloadResponse: Sendable {
     public var etag: String?
     public var lastModified: String?
     public var contentType: String?
+    /// The `Vary` header: a response that varies on `Accept` may be
+    /// another format for the app's own Accept header.
+    public var vary: String?
     /// URL after redirects.
     public var effectiveURL: String?
     /// Attempts made, 1 when the first one succeeded.
@@ -93,12 +96,13 @@ public struct DownloadResponse: Sendable {
     /// Seconds from the first attempt's start to the end.
     public var elapsed: Double
     public init(status: Int, body: [UInt8], etag: String? = nil, lastModified: String? = nil, contentType: String? = nil,
-                effectiveURL: String? = nil, attempts: Int = 1, elapsed: Double = 0) {
+                vary: String? = nil, effectiveURL: String? = nil, attempts: Int = 1, elapsed: Double = 0) {
         self.status = status
         self.body = body
         self.etag = etag
         self.lastModified = lastModified
         self.contentType = contentType
+        self.vary = vary
         self.effectiveURL = effectiveURL
         self.attempts = attempts
         self.elapsed = elapsed

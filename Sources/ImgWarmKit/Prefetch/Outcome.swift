@@ -108,6 +108,28 @@ public struct EntryResult: Sendable {
     }
 }
 
+/// What a response said about its body, for the report: the media type the
+/// server named and whether the response varies on `Accept` (a CDN that
+/// serves WebP or AVIF to clients that ask for them).
+public struct ResponseFacts: Sendable, Equatable {
+    public var contentType: String?
+    public var variesOnAccept: Bool
+    public init(contentType: String?, vary: String?) {
+        self.contentType = contentType
+        self.variesOnAccept = Self.variesOnAccept(vary)
+    }
+
+    /// `Vary: Accept`, `Vary: Accept-Encoding, accept`, or `Vary: *`
+    /// (RFC 9110 12.5.5: field names, case-insensitive, comma-separated).
+    public static func variesOnAccept(_ vary: String?) -> Bool {
+        guard let vary else { return false }
+        return vary.split(separator: ",").contains { field in
+            let name = field.trimmingCharacters(in: .whitespaces).lowercased()
+            return name == "accept" || name == "*"
+        }
+    }
+}
+
 /// Results of every entry plus running totals, shared by the feeding
 /// thread, the validation workers and the progress printer.
 public final class RunLedger: @unchecked Sendable {
@@ -133,11 +155,27 @@ public final class RunLedger: @unchecked Sendable {
 
     /// Exact dimensions of the rare images over 65535 pixels on a side.
     private var largeDimensions: [Int: (Int, Int)] = [:]
+    /// Frame counts other than 1 (animations; 0: not known from a header).
+    private var frameCounts: [Int: Int] = [:]
+    /// Each entry's Content-Type as a code into `mediaTypes` (0: none,
+    /// `overflowMedia`: in `rareMediaTypes`), plus the `Vary: Accept` bit:
+    /// a byte per entry, since a run sees few distinct types.
+    private var mediaCodes: [UInt8] = []
+    private var mediaTypes: [String] = []
+    private var mediaIndex: [String: UInt8] = [:]
+    private var rareMediaTypes: [Int: String] = [:]
+    private static let variesBit: UInt8 = 0x80
+    private static let overflowMedia: UInt8 = 0x7F
 
-    public func record(_ index: Int, _ result: EntryResult, reason: String? = nil, dimensions: (Int, Int)? = nil) {
+    /// Records an entry's result; `image` (what validation learned) and
+    /// `response` come with downloaded entries.
+    public func record(_ index: Int, _ result: EntryResult, reason: String? = nil,
+                       image: ImageInfo? = nil, response: ResponseFacts? = nil) {
         lock.lock()
         defer { lock.unlock() }
-        if let d = dimensions, d.0 > 65535 || d.1 > 65535 { largeDimensions[index] = d }
+        if let w = image?.width, let h = image?.height, w > 65535 || h > 65535 { largeDimensions[index] = (w, h) }
+        if let image, image.frames != 1 { frameCounts[index] = image.frames ?? 0 }
+        if let response { recordMedia(index, response) }
         let old = results[index]
         if old.outcome != .pending {
             counts[Int(old.outcome.rawValue)] -= 1
@@ -172,6 +210,51 @@ public final class RunLedger: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return reasons[index]
+    }
+
+    /// Frames of the entry's image: 1 unless recorded otherwise, nil when
+    /// the entry has no image format or its header did not say.
+    public func frames(_ index: Int) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard results[index].format != nil else { return nil }
+        guard let n = frameCounts[index] else { return 1 }
+        return n == 0 ? nil : n
+    }
+
+    /// The Content-Type and `Vary: Accept` of the entry's response.
+    public func response(_ index: Int) -> ResponseFacts? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard index < mediaCodes.count, mediaCodes[index] != 0 else { return nil }
+        let code = mediaCodes[index] & ~Self.variesBit
+        var facts = ResponseFacts(contentType: nil, vary: nil)
+        facts.variesOnAccept = mediaCodes[index] & Self.variesBit != 0
+        if code == Self.overflowMedia {
+            facts.contentType = rareMediaTypes[index]
+        } else if code > 0 {
+            facts.contentType = mediaTypes[Int(code) - 1]
+        }
+        return facts
+    }
+
+    /// Called with the lock held.
+    private func recordMedia(_ index: Int, _ facts: ResponseFacts) {
+        if mediaCodes.isEmpty { mediaCodes = [UInt8](repeating: 0, count: results.count) }
+        var code: UInt8 = 0
+        if let type = facts.contentType {
+            if let known = mediaIndex[type] {
+                code = known
+            } else if mediaTypes.count + 1 < Int(Self.overflowMedia) {
+                mediaTypes.append(type)
+                code = UInt8(mediaTypes.count)
+                mediaIndex[type] = code
+            } else {
+                code = Self.overflowMedia
+                rareMediaTypes[index] = type
+            }
+        }
+        mediaCodes[index] = code | (facts.variesOnAccept ? Self.variesBit : 0)
     }
 
     public struct Snapshot: Sendable {

@@ -258,14 +258,14 @@ public final class Prefetcher: @unchecked Sendable {
                 r.width = UInt32(clamping: info.width ?? 0)
                 r.height = UInt32(clamping: info.height ?? 0)
                 r.bytes = UInt32(clamping: body.count)
-                let dimensions = info.width.flatMap { w in info.height.map { (w, $0) } }
+                let facts = ResponseFacts(contentType: response.contentType, vary: response.vary)
                 let store = { [self] in
                     do {
                         try cache.store(body, for: name, replacing: previousPath)
                         r.outcome = .downloaded
                         r.fileExists = true
                         recordSuccess(url: url, key: key, response: response, replacedFile: previousPath != nil)
-                        finish(index, r, started: started, dimensions: dimensions)
+                        finish(index, r, started: started, image: info, response: facts)
                     } catch let error as CacheError {
                         r.outcome = .failed
                         r.error = .disk
@@ -311,10 +311,10 @@ public final class Prefetcher: @unchecked Sendable {
     }
 
     private func finish(_ index: Int, _ result: EntryResult, started: DispatchTime, reason: String? = nil,
-                        dimensions: (Int, Int)? = nil) {
+                        image: ImageInfo? = nil, response: ResponseFacts? = nil) {
         var r = result
         r.milliseconds = UInt32(clamping: (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)
-        ledger.record(index, r, reason: reason, dimensions: dimensions)
+        ledger.record(index, r, reason: reason, image: image, response: response)
         onEntry?(index, r)
     }
 

@@ -27,6 +27,10 @@ public struct RunReport {
         public var format: String?
         public var width: Int?
         public var height: Int?
+        /// Frames of the image (1 for stills), nil when unknown.
+        public var frames: Int?
+        /// The response's Content-Type, as the server sent it.
+        public var contentType: String?
         public var attempts: Int
         public var milliseconds: Int
         public var source: String
@@ -45,7 +49,7 @@ public struct RunReport {
                 let p = problems[problemIndex]
                 if let s = source, (p.source.fileIndex, p.source.line) > (s.fileIndex, s.line) { return }
                 try body(Row(url: nil, key: nil, file: nil, outcome: "failed", error: "invalid-url", status: nil, bytes: 0,
-                             format: nil, width: nil, height: nil, attempts: 0, milliseconds: 0,
+                             format: nil, width: nil, height: nil, frames: nil, contentType: nil, attempts: 0, milliseconds: 0,
                              source: plan.describe(p.source), reason: p.reason, manifest: manifestName(p.source)))
                 problemIndex += 1
             }
@@ -72,7 +76,8 @@ public struct RunReport {
                 url: Redaction.url(plan.url(index)), key: Redaction.url(key), file: file,
                 outcome: outcome, error: r.error.name, status: r.status == 0 ? nil : Int(r.status),
                 bytes: Int(wr.bytes), format: wr.format?.rawValue,
-                width: dims?.0, height: dims?.1,
+                width: dims?.0, height: dims?.1, frames: ledger.frames(winner),
+                contentType: ledger.response(winner)?.contentType,
                 attempts: Int(r.attempts), milliseconds: Int(r.milliseconds), source: plan.describe(source),
                 reason: ledger.reason(index), manifest: manifestName(source)))
         }
@@ -96,7 +101,9 @@ public struct RunReport {
             s += ", \"outcome\": \(JSON.string(row.outcome)), \"error\": \(JSON.optional(row.error))"
             s += ", \"status\": \(row.status.map(String.init) ?? "null"), \"bytes\": \(row.bytes)"
             s += ", \"format\": \(JSON.optional(row.format)), \"width\": \(row.width.map(String.init) ?? "null")"
-            s += ", \"height\": \(row.height.map(String.init) ?? "null"), \"attempts\": \(row.attempts), \"ms\": \(row.milliseconds)"
+            s += ", \"height\": \(row.height.map(String.init) ?? "null"), \"frames\": \(row.frames.map(String.init) ?? "null")"
+            s += ", \"content_type\": \(JSON.optional(row.contentType))"
+            s += ", \"attempts\": \(row.attempts), \"ms\": \(row.milliseconds)"
             s += ", \"source\": \(JSON.string(row.source)), \"reason\": \(JSON.optional(row.reason))}"
             w.write(s)
         }
