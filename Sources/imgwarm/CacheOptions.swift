@@ -2,27 +2,46 @@ import ArgumentParser
 import ImgWarmKit
 import Foundation
 
-/// `--cache DIR` (env IMGWARM_CACHE), shared by every command.
+extension CacheLayoutKind: ExpressibleByArgument {}
+
+/// `--cache DIR` (env IMGWARM_CACHE) and `--layout` (env IMGWARM_LAYOUT),
+/// shared by every command.
 struct CacheOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The disk cache folder (SDWebImage's diskCachePath). [env: IMGWARM_CACHE; default: ${XDG_CACHE_HOME:-$HOME/.cache}/com.hackemist.SDImageCache/default]",
+        "The disk cache folder (SDWebImage's diskCachePath, Kingfisher's DiskStorage directoryURL, Nuke's DataCache path). [env: IMGWARM_CACHE; default: ${XDG_CACHE_HOME:-$HOME/.cache}/ and the layout's folder, com.hackemist.SDImageCache/default for sdwebimage]",
         valueName: "dir"))
     var cache: String?
 
-    var directory: String {
+    @Option(name: .long, help: ArgumentHelp(
+        "Whose disk format: sdwebimage, kingfisher (8.x) or nuke (12.x DataCache). [env: IMGWARM_LAYOUT; default: sdwebimage]",
+        valueName: "layout"))
+    var layout: CacheLayoutKind?
+
+    /// The layout asked for: `--layout`, else IMGWARM_LAYOUT, else
+    /// sdwebimage. A bad IMGWARM_LAYOUT is a usage error, as a bad
+    /// `--layout` is.
+    func layoutKind(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> CacheLayoutKind {
+        if let layout { return layout }
+        guard let value = environment["IMGWARM_LAYOUT"], !value.isEmpty else { return .sdwebimage }
+        guard let kind = CacheLayoutKind(rawValue: value.lowercased()) else {
+            let names = CacheLayoutKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Failure.usage("IMGWARM_LAYOUT=\(value): not a layout (\(names))")
+        }
+        return kind
+    }
+
+    func directory(for kind: CacheLayoutKind) -> String {
         if let cache, !cache.isEmpty { return cache }
-        return DiskCache.defaultDirectory()
+        return DiskCache.defaultDirectory(layout: kind)
     }
 
-    /// The cache, created when missing.
-    func openCache() throws -> DiskCache {
-        let c = DiskCache(directory: directory)
-        try c.prepare()
-        return c
+    /// The cache as it is, without creating anything (read-only commands);
+    /// `layout` replaces the kind's default settings (warm's --expiration).
+    func existingCache(layout: (any CacheLayout)? = nil) throws -> DiskCache {
+        let kind = try layoutKind()
+        let layout = layout ?? kind.layout()
+        return DiskCache(directory: directory(for: layout.kind), layout: layout)
     }
-
-    /// The cache as it is, without creating anything (read-only commands).
-    func existingCache() -> DiskCache { DiskCache(directory: directory) }
 }
 
 /// Transforms for ArgumentParser options, so a bad value names the option
@@ -30,4 +49,14 @@ struct CacheOptions: ParsableArguments {
 enum Parse {
     static func size(_ text: String) throws -> UInt64 { try Units.parseSize(text) }
     static func duration(_ text: String) throws -> Double { try Units.parseDuration(text) }
+
+    /// `warm --expiration`: a duration above zero, or `never`.
+    static func expiration(_ text: String) throws -> KingfisherLayout.Expiration {
+        if text.lowercased() == "never" { return .never }
+        let seconds = try Units.parseDuration(text)
+        // Kingfisher does not store an entry whose expiration is already
+        // past (`store(value:forKey:expiration:)`: `isExpired`).
+        guard seconds > 0 else { throw ValidationError("expiration must be above zero, or never") }
+        return .seconds(seconds)
+    }
 }

@@ -10,11 +10,16 @@ extension CacheExpireType: ExpressibleByArgument {}
 struct CachePruneCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prune",
-        abstract: "Expire and trim the cache with SDWebImage's semantics.",
+        abstract: "Expire and trim the cache with its library's semantics.",
         discussion: """
-        Expiry removes every file whose date is at or before now - max-age (files \
+        sdwebimage: expiry removes every file whose date is at or before now - max-age (files \
         without that date stay). Then, if the allocated size of what remains is above \
         max-size, files go oldest first until it is below trim-ratio x max-size. \
+        kingfisher: expiry removes every file whose deadline (modification date) is at or \
+        before now; then, if the total length is at or above max-size, files go by oldest \
+        creation date (Kingfisher's last access) until it is at or below half of max-size. \
+        nuke: if the allocated size is above max-size [150MiB], files go least recently \
+        accessed first until it is at or below trim-ratio [0.7] x max-size. \
         Hidden files and folders (imgwarm's .imgwarm state among them) are never \
         touched nor counted. Entries of --keep manifests are never removed but count \
         in the size. Example (cron): imgwarm cache prune --max-age 30d --max-size 20G
@@ -23,19 +28,19 @@ struct CachePruneCommand: ParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
-    @Option(help: ArgumentHelp("Remove files whose date is at or before now minus this (e.g. 30d, 12h).", valueName: "duration"),
+    @Option(help: ArgumentHelp("Remove files whose date is at or before now minus this (e.g. 30d, 12h). sdwebimage only.", valueName: "duration"),
             transform: { try Parse.duration($0) })
     var maxAge: Double?
 
-    @Option(help: ArgumentHelp("Then trim while the allocated size is above this (e.g. 20G, 500MiB; 0: no limit).", valueName: "size"),
+    @Option(help: ArgumentHelp("Then trim while the size is above this (e.g. 20G, 500MiB; 0: no limit). [nuke: 150MiB]", valueName: "size"),
             transform: { try Parse.size($0) })
     var maxSize: UInt64?
 
-    @Option(help: ArgumentHelp("Which file date expiry and trimming use: access, modification, creation (birth time) or change.", valueName: "type"))
-    var expireType: CacheExpireType = .access
+    @Option(help: ArgumentHelp("Which file date expiry and trimming use: access, modification, creation (birth time) or change. sdwebimage only. [default: access]", valueName: "type"))
+    var expireType: CacheExpireType?
 
-    @Option(help: ArgumentHelp("Trim down to below this fraction of --max-size (0 < R <= 1).", valueName: "ratio"))
-    var trimRatio: Double = 0.5
+    @Option(help: ArgumentHelp("Trim down to this fraction of --max-size (0 < R <= 1). sdwebimage [0.5] and nuke [0.7].", valueName: "ratio"))
+    var trimRatio: Double?
 
     @Option(name: .customLong("keep"), help: ArgumentHelp("Never remove the entries of this manifest (repeatable; - for stdin).", valueName: "manifest"))
     var keep: [String] = []
@@ -46,11 +51,14 @@ struct CachePruneCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
-    var options: PruneOptions {
-        PruneOptions(maxAge: maxAge, maxSize: maxSize, expireType: expireType, trimRatio: trimRatio, dryRun: dryRun)
+    func options(layout: any CacheLayout) -> PruneOptions {
+        PruneOptions(layout: layout, maxAge: maxAge, maxSize: maxSize, expireType: expireType, trimRatio: trimRatio,
+                     dryRun: dryRun)
     }
 
     func run() throws {
+        let cache = try cacheOptions.existingCache()
+        var options = self.options(layout: cache.layout)
         // Checked here rather than in validate(): a Failure prints the one
         // line the contract asks for, where a ValidationError adds the usage.
         do {
@@ -59,9 +67,7 @@ struct CachePruneCommand: ParsableCommand {
             throw Failure.usage(invalid.description)
         }
         if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
-        var options = self.options
-        options.pinned = try loadPinned()
-        let cache = cacheOptions.existingCache()
+        options.pinned = try loadPinned(layout: cache.layout)
         // Share the cache with concurrent warms; keep `cache clear --all`
         // out meanwhile. A cache no imgwarm run has used gets no lock file
         // (and a dry run touches nothing).
@@ -89,11 +95,11 @@ struct CachePruneCommand: ParsableCommand {
     /// The names of the --keep manifests. A manifest that cannot be read is a
     /// usage error: pruning without the pins the user asked for could remove
     /// what they meant to keep.
-    private func loadPinned() throws -> PinnedNames {
+    private func loadPinned(layout: any CacheLayout) throws -> PinnedNames {
         guard !keep.isEmpty else { return PinnedNames() }
         var problems = 0
         do {
-            let pinned = try PinnedNames.load(manifests: keep) { problem in
+            let pinned = try PinnedNames.load(manifests: keep, layout: layout) { problem in
                 problems += 1
                 if problems <= 5 { printError("\(problem.description) (pins nothing)") }
             }

@@ -32,7 +32,7 @@ struct CacheVerifyCommand: ParsableCommand {
     var strictFormats = false
 
     func run() throws {
-        let cache = cacheOptions.existingCache()
+        let cache = try cacheOptions.existingCache()
         var options = ValidationOptions()
         options.maxPixels = maxPixels
         options.strictFormats = strictFormats

@@ -24,6 +24,10 @@ struct WarmCommand: ParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
+    @Option(help: ArgumentHelp("How long a stored file lives before the app fetches it again (a duration, e.g. 7d, or never). kingfisher only. [default: 7d, Kingfisher's]", valueName: "duration"),
+            transform: { try Parse.expiration($0) })
+    var expiration: KingfisherLayout.Expiration?
+
     @Option(name: [.customShort("j"), .long], help: "Transfers in flight.")
     var concurrency: Int = 16
 
@@ -139,6 +143,18 @@ struct WarmCommand: ParsableCommand {
         }
         if manifests.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read once") }
         _ = try shardSelection()
+        do { _ = try layout() } catch let failure as Failure { throw ValidationError(failure.message) }
+    }
+
+    /// The layout with warm's settings: `--expiration` is Kingfisher's
+    /// (the others keep no deadline in their files).
+    func layout() throws -> any CacheLayout {
+        let kind = try cacheOptions.layoutKind()
+        guard let expiration else { return kind.layout() }
+        guard kind == .kingfisher else {
+            throw ValidationError("--expiration has no meaning under --layout \(kind.rawValue): only Kingfisher stores a deadline in its files")
+        }
+        return KingfisherLayout(expiration: expiration)
     }
 
     func shardSelection() throws -> WarmPlan.Shard? {

@@ -12,7 +12,7 @@ struct WarmRun {
 
     func execute() throws -> Int32 {
         let c = command
-        let cache = c.cacheOptions.existingCache()
+        let cache = try c.cacheOptions.existingCache(layout: c.layout())
         var state: StateStore?
         var lock: CacheLock?
         defer { withExtendedLifetime(lock) {} }

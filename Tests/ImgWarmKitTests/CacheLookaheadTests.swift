@@ -17,7 +17,7 @@ import Testing
             if i % 3 == 0 {
                 let name = CacheFileName(key: url)
                 if i % 2 == 0 {
-                    try cache.store(Array(repeating: UInt8(i % 251), count: i % 100 + 1), for: name)
+                    try cache.store(Array(repeating: UInt8(i % 251), count: i % 100 + 1), for: cache.fileName(forKey: url))
                 } else {
                     FileManager.default.createFile(atPath: dir + "/" + name.md5, contents: Data([1, 2]))
                 }

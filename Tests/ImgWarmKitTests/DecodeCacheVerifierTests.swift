@@ -12,10 +12,10 @@ private struct TempCache {
         cache = DiskCache(directory: dir)
         try cache.prepare()
         let jpeg = Fixture.jpeg(40, 30)
-        good = try cache.store(Fixture.png(16, 16), for: CacheFileName(key: "https://example.com/good.png"))
-        truncated = try cache.store(Array(jpeg.prefix(jpeg.count / 2)), for: CacheFileName(key: "https://example.com/cut.jpg"))
-        html = try cache.store(Array("<!doctype html><html>login</html>".utf8), for: CacheFileName(key: "https://example.com/page"))
-        empty = try cache.store([UInt8](), for: CacheFileName(key: "https://example.com/empty.gif"))
+        good = try cache.store(Fixture.png(16, 16), for: cache.fileName(forKey: "https://example.com/good.png"))
+        truncated = try cache.store(Array(jpeg.prefix(jpeg.count / 2)), for: cache.fileName(forKey: "https://example.com/cut.jpg"))
+        html = try cache.store(Array("<!doctype html><html>login</html>".utf8), for: cache.fileName(forKey: "https://example.com/page"))
+        empty = try cache.store([UInt8](), for: cache.fileName(forKey: "https://example.com/empty.gif"))
         // Hidden files are not entries for SDWebImage: never judged.
         hidden = dir + "/.DS_Store"
         _ = FileManager.default.createFile(atPath: hidden, contents: Data("junk".utf8))
@@ -74,7 +74,7 @@ private struct TempCache {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let gif = Fixture.gif(8, 8)
         for i in 0..<50 {
-            try cache.store(i % 10 == 0 ? Array(gif.dropLast(1)) : gif, for: CacheFileName(key: "https://example.com/\(i).gif"))
+            try cache.store(i % 10 == 0 ? Array(gif.dropLast(1)) : gif, for: cache.fileName(forKey: "https://example.com/\(i).gif"))
         }
         var verifier = CacheVerifier()
         verifier.batchSize = 7  // several partial batches

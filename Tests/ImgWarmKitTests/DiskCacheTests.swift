@@ -15,7 +15,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         let cache = DiskCache(directory: dir + "/nested/cache")
         try cache.prepare()
         let key = "https://example.com/images/photo.jpg"
-        let path = try cache.store([1, 2, 3], for: CacheFileName(key: key))
+        let path = try cache.store([1, 2, 3], for: cache.fileName(forKey: key))
         #expect(path == dir + "/nested/cache/b46ca04023feeac3addabe8e574e2211.jpg")
         #expect(cache.existingPath(forKey: key) == path)
         #expect(FileManager.default.contents(atPath: path) == Data([1, 2, 3]))
@@ -40,7 +40,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cache = DiskCache(directory: dir)
         try cache.prepare()
-        let name = CacheFileName(key: "https://example.com/big.png")
+        let name = cache.fileName(forKey: "https://example.com/big.png")
         let a = [UInt8](repeating: 0xAA, count: 4 << 20)
         let b = [UInt8](repeating: 0xBB, count: 4 << 20)
         let final = dir + "/" + name.storedName
@@ -90,9 +90,9 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cache = DiskCache(directory: dir)
         try cache.prepare()
-        try cache.store([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 96), for: CacheFileName(key: "https://e.com/a.jpg"))
-        try cache.store([0x89] + Array("PNG\r\n\u{1A}\n".utf8) + [0, 0], for: CacheFileName(key: "https://e.com/b.png"))
-        try cache.store(Array("<html></html>".utf8), for: CacheFileName(key: "https://e.com/c"))
+        try cache.store([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 96), for: cache.fileName(forKey: "https://e.com/a.jpg"))
+        try cache.store([0x89] + Array("PNG\r\n\u{1A}\n".utf8) + [0, 0], for: cache.fileName(forKey: "https://e.com/b.png"))
+        try cache.store(Array("<html></html>".utf8), for: cache.fileName(forKey: "https://e.com/c"))
         FileManager.default.createFile(atPath: dir + "/.DS_Store", contents: Data(count: 5000))
         FileManager.default.createFile(atPath: cache.stateDirectory + "/junk", contents: Data(count: 5000))
         let stats = try CacheStatistics.collect(cache)
@@ -106,7 +106,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cache = DiskCache(directory: dir)
         try cache.prepare()
-        try cache.store([1, 2], for: CacheFileName(key: "https://e.com/a.jpg"))
+        try cache.store([1, 2], for: cache.fileName(forKey: "https://e.com/a.jpg"))
         FileManager.default.createFile(atPath: dir + "/.keep", contents: Data([1]))
         let r = try CacheMaintenance.clear(cache, includingState: false)
         #expect(r.files == 1)

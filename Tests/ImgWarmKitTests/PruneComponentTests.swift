@@ -12,7 +12,8 @@ import Glibc
         let f = try PruneFixture()
         try f.file("renewed", atime: PruneFixture.now)
         try f.file("due", atime: PruneFixture.now - PruneFixture.day)
-        let remover = try FileRemover(directory: f.directory, directories: [""], expireType: .access, dryRun: false)
+        let remover = try FileRemover(directory: f.directory, directories: [""],
+                                      policy: try PruneOptions(maxAge: 0).policy(now: PruneFixture.now), dryRun: false)
         // Removed by a concurrent prune since the walk.
         #expect(remover.remove(name: "gone", directoryIndex: 0, dueDate: PruneFixture.now) == .vanished)
         // Read (or rewritten by a warm) since the walk: its date is past the limit now.
@@ -24,7 +25,8 @@ import Glibc
     @Test func dryRunRemoverTouchesNothing() throws {
         let f = try PruneFixture()
         try f.file("x", atime: 0)
-        let remover = try FileRemover(directory: f.directory, directories: [""], expireType: .access, dryRun: true)
+        let remover = try FileRemover(directory: f.directory, directories: [""],
+                                      policy: try PruneOptions(maxAge: 0).policy(now: PruneFixture.now), dryRun: true)
         #expect(remover.remove(name: "x", directoryIndex: 0, dueDate: PruneFixture.now) == .removed)
         #expect(f.remaining() == ["x"])
     }

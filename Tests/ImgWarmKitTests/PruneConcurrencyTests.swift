@@ -16,7 +16,7 @@ import Glibc
         let payload = [UInt8](repeating: 0xA5, count: 64 * 1024)
         let writer = Task.detached {
             for i in 0..<400 {
-                try cache.store(payload, for: CacheFileName(key: "https://cdn.example.com/\(i % 50).jpg"))
+                try cache.store(payload, for: cache.fileName(forKey: "https://cdn.example.com/\(i % 50).jpg"))
             }
         }
         // max-age 0: everything dated at or before now goes, so the prunes

@@ -48,9 +48,11 @@ import Glibc
         #expect(f.remaining() == ["just-after.jpg", "old-access.jpg"])
     }
 
-    @Test func defaultExpireTypeIsAccess() {
-        #expect(PruneOptions().expireType == .access)
-        #expect(PruneOptions().trimRatio == 0.5)
+    @Test func defaultExpireTypeIsAccess() throws {
+        let policy = try PruneOptions(maxAge: 1, maxSize: 1000).policy(now: now)
+        #expect(policy.expiry == .olderThan(cutoff: now - 1_000_000_000, date: .access))
+        #expect(policy.trimDate == .access)
+        #expect(policy.target == 500)
     }
 
     @Test func sizeOnlyTrimsOldestFirstToBelowHalf() throws {

@@ -47,7 +47,7 @@ import TestSupport
         }
         for i in 0..<5 {
             let bytes = TinyPNG.make(seed: i)
-            let path = try cache.store(bytes, for: CacheFileName(key: "k\(i)"))
+            let path = try cache.store(bytes, for: cache.fileName(forKey: "k\(i)"))
             #expect(FileManager.default.contents(atPath: path).map([UInt8].init) == bytes)
         }
         #expect(DiskCache.processTag.count == 16)

@@ -28,3 +28,16 @@ public func findTool(_ names: String...) -> String? {
     }
     return nil
 }
+
+/// The lowercase hex digest of `text`'s UTF-8 bytes by a coreutils tool
+/// (`sha256sum`, `sha1sum`, `md5sum`): an implementation independent of the
+/// one imgwarm uses, for checking cache file names. Fed through a file, so
+/// no shell quoting is involved. Nil when the tool cannot be run.
+public func coreutilsDigest(_ tool: String, of text: String) -> String? {
+    guard let path = findTool(tool) else { return nil }
+    let file = NSTemporaryDirectory() + "imgwarm-digest-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+    guard FileManager.default.createFile(atPath: file, contents: Data(text.utf8)) else { return nil }
+    defer { try? FileManager.default.removeItem(atPath: file) }
+    guard let result = runTool(path, [file]), result.status == 0 else { return nil }
+    return String(result.output.prefix { $0 != " " })
+}

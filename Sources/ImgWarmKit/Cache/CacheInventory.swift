@@ -2,18 +2,20 @@
 import Glibc
 #endif
 
-/// What one walk of a cache folder found, compactly enough for millions of
-/// files: 16 bytes a file plus its name in a `NameArena` (22 bytes for
+/// What one walk of a cache folder found, as a `PrunePolicy` judges it,
+/// compactly enough for millions of files: 16 bytes a file plus its name in a `NameArena` (22 bytes for
 /// `<md5>.jpg`), and nothing at all for pinned files beyond a count and a
 /// byte total (they are never removed, they only weigh on the size).
 final class CacheInventory {
     /// One removable file.
     struct Record {
-        /// The expire type's date in nanoseconds since the epoch, or
-        /// `noDate` (sorts after every real date: treated as newest).
+        /// The policy's date in nanoseconds since the epoch
+        /// (`PrunePolicy.recordDate`), or `noDate` (sorts after every real
+        /// date: treated as newest).
         var date: Int64
-        /// Allocated 512-byte blocks; `UInt32.max` for a file of 2 TiB or
-        /// more, whose size is then in `hugeAllocations`.
+        /// The file's size in `sizeUnit`s (512-byte blocks for allocated
+        /// sizes, bytes for logical ones); `UInt32.max` for a file too big
+        /// for that, whose size is then in `hugeAllocations`.
         var blocks: UInt32
         /// Also says the folder: the walk stores a folder's names together.
         var nameOffset: UInt32
@@ -31,8 +33,10 @@ final class CacheInventory {
     /// which folder that is: the walk visits one folder's files in a row.
     private var folderStarts: [UInt32] = []
     private var folderIndices: [UInt32] = []
-    /// Allocated bytes of files too big for `Record.blocks`, by name offset.
+    /// Sizes of files too big for `Record.blocks`, by name offset.
     private var hugeAllocations: [UInt32: Int64] = [:]
+    /// Bytes a `Record.blocks` unit stands for.
+    private var sizeUnit: Int64 = 512
 
     var pinnedFiles = 0
     var pinnedBytes: UInt64 = 0
@@ -42,21 +46,23 @@ final class CacheInventory {
 
     var totalFiles: Int { records.count + pinnedFiles }
 
-    /// Walks `directory` once. Pinned names match files of the root folder
-    /// only: that is where SDWebImage looks a key up.
-    static func scan(_ directory: String, expireType: CacheExpireType, pinned: PinnedNames) throws -> CacheInventory {
+    /// Walks `directory` once (its sub-folders too when the policy says).
+    /// Pinned names match files of the root folder only: that is where the
+    /// libraries look a key up.
+    static func scan(_ directory: String, policy: PrunePolicy, pinned: PinnedNames) throws -> CacheInventory {
         let inventory = CacheInventory()
+        inventory.sizeUnit = policy.size == .allocated ? 512 : 1
         var walker = DirectoryWalker()
+        walker.descends = policy.walksSubfolders
         var arenaFull = false
         let rootError = walker.walk(directory) { entry in
-            let bytes = entry.info.allocatedBytes
+            let bytes = policy.bytes(entry.info)
             if entry.directoryIndex == 0, pinned.contains(entry.name, length: entry.nameLength) {
                 inventory.pinnedFiles += 1
                 inventory.pinnedBytes += UInt64(max(0, bytes))
                 return
             }
-            let date = expireType.date(of: entry.info)
-            if date == nil { inventory.undatedFiles += 1 }
+            if policy.trimDate.date(of: entry.info) == nil { inventory.undatedFiles += 1 }
             guard !arenaFull, let offset = try? inventory.names.append(entry.name, length: entry.nameLength) else {
                 arenaFull = true
                 return
@@ -67,12 +73,13 @@ final class CacheInventory {
                 inventory.folderIndices.append(folder)
             }
             var blocks = UInt32.max
-            if entry.info.blocks >= 0 && entry.info.blocks < Int64(UInt32.max) {
-                blocks = UInt32(entry.info.blocks)
+            let units = bytes / inventory.sizeUnit
+            if units >= 0 && units < Int64(UInt32.max) {
+                blocks = UInt32(units)
             } else {
                 inventory.hugeAllocations[offset] = max(0, bytes)
             }
-            inventory.records.append(Record(date: date ?? noDate, blocks: blocks, nameOffset: offset))
+            inventory.records.append(Record(date: policy.recordDate(entry.info), blocks: blocks, nameOffset: offset))
         }
         if let rootError { throw rootError }
         if arenaFull {
@@ -84,8 +91,10 @@ final class CacheInventory {
         return inventory
     }
 
-    func allocatedBytes(_ record: Record) -> Int64 {
-        record.blocks == UInt32.max ? hugeAllocations[record.nameOffset] ?? 0 : Int64(record.blocks) * 512
+    /// The bytes the record weighs against the size limit (allocated or
+    /// logical, as the policy measures).
+    func bytes(_ record: Record) -> Int64 {
+        record.blocks == UInt32.max ? hugeAllocations[record.nameOffset] ?? 0 : Int64(record.blocks) * sizeUnit
     }
 
     /// Index in `directories` of the record's folder.

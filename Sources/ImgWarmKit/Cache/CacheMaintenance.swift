@@ -31,7 +31,7 @@ public struct CacheStatistics: Codable, Sendable {
         }
         var oldest = Double.infinity
         var newest = -Double.infinity
-        CacheScanner.scan(cache.directory) { record in
+        CacheScanner.scan(cache) { record in
             stats.files += 1
             stats.bytes += UInt64(max(0, record.size))
             stats.allocatedBytes += UInt64(max(0, record.allocatedSize))
@@ -98,7 +98,7 @@ public enum CacheMaintenance {
         }
         var firstError: CacheError?
         var dirs = Set<String>()
-        CacheScanner.scan(cache.directory) { record in
+        CacheScanner.scan(cache) { record in
             let path = cache.directory + "/" + record.relativePath
             if unlink(path) == 0 {
                 result.files += 1

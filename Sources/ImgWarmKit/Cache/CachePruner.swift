@@ -4,13 +4,18 @@ import Glibc
 
 /// What `cache prune` should do.
 public struct PruneOptions: Sendable {
+    /// Whose rules: the layout turns these options into a `PrunePolicy`.
+    public var layout: any CacheLayout = SDWebImageLayout()
     /// SDWebImage's maxDiskAge in seconds; nil: no expiry.
     public var maxAge: Double?
-    /// SDWebImage's maxDiskSize in bytes; nil or 0: no size limit.
+    /// The size limit in bytes; nil: the layout's default (SDWebImage,
+    /// Kingfisher: none; Nuke: 150 MiB). 0: none.
     public var maxSize: UInt64?
-    public var expireType: CacheExpireType = .access
-    /// Trim goes down to below `trimRatio x maxSize` (SDWebImage: half).
-    public var trimRatio: Double = 0.5
+    /// SDWebImage's expire type; nil: the layout's default.
+    public var expireType: CacheExpireType?
+    /// Trim goes down to `trimRatio x maxSize`; nil: the layout's default
+    /// (SDWebImage: half; Nuke: 0.7).
+    public var trimRatio: Double?
     /// Names never removed (`--keep`).
     public var pinned = PinnedNames()
     public var dryRun = false
@@ -18,8 +23,10 @@ public struct PruneOptions: Sendable {
     /// starts. Tests pin it to place files exactly on the boundary.
     public var now: Int64?
 
-    public init(maxAge: Double? = nil, maxSize: UInt64? = nil, expireType: CacheExpireType = .access,
-                trimRatio: Double = 0.5, pinned: PinnedNames = PinnedNames(), dryRun: Bool = false, now: Int64? = nil) {
+    public init(layout: any CacheLayout = SDWebImageLayout(), maxAge: Double? = nil, maxSize: UInt64? = nil,
+                expireType: CacheExpireType? = nil, trimRatio: Double? = nil, pinned: PinnedNames = PinnedNames(),
+                dryRun: Bool = false, now: Int64? = nil) {
+        self.layout = layout
         self.maxAge = maxAge
         self.maxSize = maxSize
         self.expireType = expireType
@@ -33,27 +40,23 @@ public struct PruneOptions: Sendable {
         public let description: String
     }
 
-    /// The usage errors of the product contract (exit status 2).
+    /// The usage errors of the product contract (exit status 2): options
+    /// missing, out of range, or of no meaning to the layout.
     public func validate() throws {
-        if maxAge == nil && maxSize == nil {
-            throw Invalid(description: "give --max-age, --max-size or both")
-        }
-        if let maxAge, !(maxAge >= 0 && maxAge.isFinite) {
-            throw Invalid(description: "--max-age must be a duration of zero or more")
-        }
-        if !(trimRatio > 0 && trimRatio <= 1) {
-            throw Invalid(description: "--trim-ratio must be above 0 and at most 1 (SDWebImage: 0.5)")
-        }
+        _ = try policy(now: now ?? 0)
+    }
+
+    public func policy(now: Int64) throws -> PrunePolicy {
+        try layout.prunePolicy(self, now: now)
     }
 }
 
-/// `cache prune`: SDWebImage's `removeExpiredData` (`SDDiskCache.m`) on a
-/// cache folder, in one walk:
-/// 1. expiry: every file whose date is at or before `now - maxAge` goes;
-///    files without such a date stay;
-/// 2. trim: if `maxSize > 0` and the allocated size of what remains is above
-///    it, files go oldest first until the remainder is below
-///    `trimRatio x maxSize`.
+/// `cache prune`: the layout's expiry and size sweep (SDWebImage's
+/// `removeExpiredData`, Kingfisher's `cleanExpiredDiskCache`, Nuke's
+/// `performSweep`) on a cache folder, in one walk, as its `PrunePolicy` says:
+/// 1. expiry: every file the policy judges expired goes;
+/// 2. trim: if the size of what remains calls for it, files go oldest first
+///    (by the policy's date) until the remainder reaches the target.
 /// Pinned files are never removed but count in the remaining size.
 public struct CachePruner {
     public let directory: String
@@ -65,17 +68,17 @@ public struct CachePruner {
     }
 
     public func run() throws -> PruneResult {
-        try options.validate()
         let now = options.now ?? Self.clockNow()
-        let inventory = try CacheInventory.scan(directory, expireType: options.expireType, pinned: options.pinned)
+        let policy = try options.policy(now: now)
+        let inventory = try CacheInventory.scan(directory, policy: policy, pinned: options.pinned)
         let remover = try FileRemover(directory: directory, directories: inventory.directories,
-                                      expireType: options.expireType, dryRun: options.dryRun)
-        var result = PruneResult(inventory: inventory, options: options, now: now)
+                                      policy: policy, dryRun: options.dryRun)
+        var result = PruneResult(inventory: inventory, options: options, policy: policy)
 
         // 1. Expiry. Expired records are moved to the front, then taken in
         // walk order (name offsets grow as the walk goes), folder by folder.
         var survivorsStart = 0
-        if let expiration = result.expirationDate {
+        if let expiration = policy.expirationCutoff {
             survivorsStart = inventory.records.partition { $0.date > expiration }
             inventory.records[..<survivorsStart].sort { $0.nameOffset < $1.nameOffset }
             for index in 0..<survivorsStart {
@@ -87,12 +90,12 @@ public struct CachePruner {
         }
 
         // 2. Trim, on what expiry left (renewed or undeletable files were
-        // never counted as remaining by SDWebImage either: they were judged
-        // expired).
+        // never counted as remaining by the libraries either: they were
+        // judged expired).
         var remaining = inventory.pinnedBytes
-        for record in inventory.records[survivorsStart...] { remaining += UInt64(inventory.allocatedBytes(record)) }
-        if let maxSize = options.maxSize, maxSize > 0, remaining > maxSize {
-            let target = UInt64((options.trimRatio * Double(maxSize)).rounded(.down))
+        for record in inventory.records[survivorsStart...] { remaining += UInt64(inventory.bytes(record)) }
+        if policy.needsTrim(remaining) {
+            let target = policy.target
             result.trimTarget = target
             inventory.records[survivorsStart...].sort(by: inventory.olderThan)
             for index in survivorsStart..<inventory.records.count {
@@ -101,13 +104,13 @@ public struct CachePruner {
                                              directoryIndex: inventory.directoryIndex(record), dueDate: record.date)
                 result.account(outcome, index: index, expired: false)
                 if outcome == .removed || outcome == .vanished {
-                    remaining -= UInt64(inventory.allocatedBytes(record))
-                    // SDWebImage checks after each removal, so the last file
-                    // removed is the one that takes the size below target.
-                    if remaining < target { break }
+                    remaining -= UInt64(inventory.bytes(record))
+                    // The libraries check after each removal, so the last
+                    // file removed is the one that reaches the target.
+                    if policy.reachedTarget(remaining) { break }
                 }
             }
-            result.trimTargetReached = remaining < target
+            result.trimTargetReached = policy.reachedTarget(remaining)
         }
         return result
     }

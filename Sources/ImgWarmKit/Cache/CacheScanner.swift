@@ -23,8 +23,10 @@ public enum CacheScanner {
     /// Visits every entry SDWebImage would see: recursive, hidden files and
     /// folders skipped, regular files only. A missing or unreadable folder
     /// yields nothing; callers check the folder first.
-    public static func scan(_ directory: String, _ visit: (CacheFileRecord) throws -> Void) rethrows {
+    public static func scan(_ directory: String, descends: Bool = true,
+                            _ visit: (CacheFileRecord) throws -> Void) rethrows {
         var walker = DirectoryWalker()
+        walker.descends = descends
         try walker.walk(directory) { entry in
             let folder = entry.directoryPath
             let name = entry.nameString
@@ -36,6 +38,12 @@ public enum CacheScanner {
                 modificationTime: seconds(entry.info.mtime_ns),
                 changeTime: seconds(entry.info.ctime_ns)))
         }
+    }
+
+    /// The entries of `cache` as its layout's library enumerates them
+    /// (Nuke: the folder itself only).
+    public static func scan(_ cache: DiskCache, _ visit: (CacheFileRecord) throws -> Void) rethrows {
+        try scan(cache.directory, descends: cache.layout.kind.walksSubfolders, visit)
     }
 
     static func seconds(_ nanoseconds: Int64) -> Double {

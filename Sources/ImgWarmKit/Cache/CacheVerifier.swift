@@ -114,7 +114,7 @@ public struct CacheVerifier: Sendable {
             }
             batch.removeAll(keepingCapacity: true)
         }
-        CacheScanner.scan(cache.directory) { record in
+        CacheScanner.scan(cache) { record in
             batch.append(record)
             if batch.count >= batchSize { flush() }
         }

@@ -34,6 +34,9 @@ public struct DirectoryWalker {
     /// meanwhile); SDWebImage's enumerator skips them too.
     public private(set) var unreadableDirectories = 0
     public private(set) var firstDirectoryError: CacheError?
+    /// False: the root folder's files only (Nuke's `DataCache` lists its
+    /// folder without descending).
+    public var descends = true
 
     public init() {}
 
@@ -103,6 +106,7 @@ public struct DirectoryWalker {
                 }
             }
         }
+        if !descends { return nil }
         for name in subdirectories {
             let path = parentPath.isEmpty ? name : parentPath + "/" + name
             // O_NOFOLLOW: a folder swapped for a symlink since getdents is

@@ -21,10 +21,13 @@ public struct CacheError: Error, CustomStringConvertible, Sendable {
 
 func errnoString(_ e: Int32) -> String { String(cString: strerror(e)) }
 
-/// SDImageCache's disk side: a flat folder of `<md5>[.<ext>]` files plus
-/// imgwarm's hidden state folder `.imgwarm/` (skipped by SDWebImage's expiry).
+/// An image library's disk cache folder (SDImageCache's disk side by
+/// default: a flat folder of `<md5>[.<ext>]` files) plus imgwarm's hidden
+/// state folder `.imgwarm/` (skipped by every library's expiry). File names,
+/// dates and what counts as a hit come from the `layout`.
 public final class DiskCache: @unchecked Sendable {
     public let directory: String
+    public let layout: any CacheLayout
     public var stateDirectory: String { directory + "/.imgwarm" }
     public var tempDirectory: String { directory + "/.imgwarm/tmp" }
 
@@ -38,8 +41,10 @@ public final class DiskCache: @unchecked Sendable {
     /// The data copy (write) stays outside, so workers still overlap there.
     private let directoryLock = NSLock()
 
-    /// The default folder: `${XDG_CACHE_HOME:-$HOME/.cache}/com.hackemist.SDImageCache/default`.
-    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    /// The default folder: `${XDG_CACHE_HOME:-$HOME/.cache}/` and the
+    /// layout's folder (`com.hackemist.SDImageCache/default` for SDWebImage).
+    public static func defaultDirectory(layout: CacheLayoutKind = .sdwebimage,
+                                        environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let explicit = environment["IMGWARM_CACHE"], !explicit.isEmpty { return explicit }
         let base: String
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
@@ -47,11 +52,12 @@ public final class DiskCache: @unchecked Sendable {
         } else {
             base = (environment["HOME"] ?? NSHomeDirectory()) + "/.cache"
         }
-        return base + "/com.hackemist.SDImageCache/default"
+        return base + "/" + layout.defaultFolder
     }
 
     /// Opens (without creating) the cache at `directory`.
-    public init(directory: String) {
+    public init(directory: String, layout: any CacheLayout = SDWebImageLayout()) {
+        self.layout = layout
         var d = directory
         while d.count > 1 && d.hasSuffix("/") { d.removeLast() }
         if !d.hasPrefix("/") {
@@ -90,30 +96,36 @@ public final class DiskCache: @unchecked Sendable {
         }
     }
 
-    public func fileName(forKey key: String) -> CacheFileName { CacheFileName(key: key) }
+    public func fileName(forKey key: String) -> CacheEntryName { layout.entryName(forKey: key) }
 
     /// The path imgwarm writes for `key`.
     public func path(forKey key: String) -> String {
-        directory + "/" + CacheFileName(key: key).storedName
+        directory + "/" + fileName(forKey: key).storedName
     }
 
-    /// The path of an existing entry for `key`: `<md5>.<ext>` first, then the
-    /// bare `<md5>` fallback SDWebImage also reads. Nil when neither exists.
+    /// The path of an existing entry for `key` (SDWebImage: `<md5>.<ext>`
+    /// first, then the bare `<md5>` fallback it also reads). Nil when none
+    /// exists or the layout says the file no longer counts (expired).
     public func existingPath(forKey key: String) -> String? {
-        existingPath(for: CacheFileName(key: key))
+        existingPath(for: fileName(forKey: key))
     }
 
-    public func existingPath(for name: CacheFileName) -> String? {
+    public func existingPath(for name: CacheEntryName) -> String? {
         existingEntry(for: name)?.path
     }
 
     /// The existing entry for `name` and its length, from one stat per name
-    /// tried (the prefetcher reports the size of cached entries).
-    public func existingEntry(for name: CacheFileName) -> (path: String, size: Int64)? {
+    /// tried (the prefetcher reports the size of cached entries). A file the
+    /// layout does not count as live (a Kingfisher file past its deadline)
+    /// is no entry: the app would fetch it again, and so does warm.
+    public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
         for candidate in name.lookupNames {
             let p = directory + "/" + candidate
             var st = stat()
-            if stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG { return (p, Int64(st.st_size)) }
+            if stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG {
+                guard layout.isLive(st, now: CachePruner.clockNow()) else { continue }
+                return (p, Int64(st.st_size))
+            }
         }
         return nil
     }
@@ -136,7 +148,7 @@ public final class DiskCache: @unchecked Sendable {
     /// another run, prune) sees the old file or the whole new one, never a
     /// part. Returns the final path.
     @discardableResult
-    public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheFileName, replacing previous: String? = nil) throws -> String {
+    public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String? = nil) throws -> String {
         let final = directory + "/" + name.storedName
         let temp = tempDirectory + "/" + Self.tempPrefix + "\(tempCounter.next()).tmp"
         directoryLock.lock()
@@ -154,9 +166,13 @@ public final class DiskCache: @unchecked Sendable {
         // Fault injection for the kill tests (ReliabilityTests): slow,
         // 4 KiB writes, so a SIGKILL often lands with a partial temp file on
         // disk. Off unless IMGWARM_TEST_SLOW_WRITES is set.
-        let writeError = bytes.withUnsafeBytes { raw in
+        var writeError = bytes.withUnsafeBytes { raw in
             Self.slowWritesMicroseconds == 0 ? FileIO.writeAll(fd, raw) : Self.slowWriteAll(fd, raw)
         }
+        // The layout's dates, set before the rename: a reader never sees the
+        // file without them (a Kingfisher file with its deadline at now would
+        // be expired to a concurrent prune).
+        if writeError == 0 { writeError = setTimes(fd: fd) }
         try directoryLock.withLock {
             try FileIO.closeAndRename(fd, writeError: writeError, temp: temp, final: final)
         }
@@ -188,10 +204,28 @@ public final class DiskCache: @unchecked Sendable {
         return 0
     }
 
-    /// Sets a file's access and modification time to now (a 304 renews an
-    /// entry the way a fresh download would).
+    /// Gives a file the dates of one just stored (a 304 renews an entry the
+    /// way a fresh download would): now, or the layout's (Kingfisher's
+    /// deadline).
     public func touch(path: String) {
-        _ = utimensat(AT_FDCWD, path, nil, 0)
+        if var times = layoutTimes() {
+            _ = utimensat(AT_FDCWD, path, &times, 0)
+        } else {
+            _ = utimensat(AT_FDCWD, path, nil, 0)
+        }
+    }
+
+    /// Sets the layout's dates on a file being stored; 0 or an errno.
+    private func setTimes(fd: Int32) -> Int32 {
+        guard var times = layoutTimes() else { return 0 }
+        return futimens(fd, &times) == 0 ? 0 : errno
+    }
+
+    /// [access, modification] for a file stored now, nil when both are now.
+    private func layoutTimes() -> [timespec]? {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return layout.fileTimes(storedAt: now).map { [$0.access, $0.modification] }
     }
 
     /// Removes temp files left by runs that no longer exist (killed with

@@ -19,16 +19,16 @@ final class FileRemover {
 
     private let rootFd: Int32
     private let directories: [String]
-    private let expireType: CacheExpireType
+    private let policy: PrunePolicy
     private let dryRun: Bool
     /// Sub-folder fds, opened on first use. Caches are flat or shallow; the
     /// cap keeps a cache of very many folders within the fd limit.
     private var folderFds: [UInt32: Int32] = [:]
     private static let maxOpenFolders = 64
 
-    init(directory: String, directories: [String], expireType: CacheExpireType, dryRun: Bool) throws {
+    init(directory: String, directories: [String], policy: PrunePolicy, dryRun: Bool) throws {
         self.directories = directories
-        self.expireType = expireType
+        self.policy = policy
         self.dryRun = dryRun
         rootFd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if rootFd < 0 {
@@ -53,7 +53,7 @@ final class FileRemover {
         if statError == ENOENT || statError == ENOTDIR { return .vanished }
         if statError != 0 { return .failed(statError) }
         guard info.mode & UInt32(S_IFMT) == UInt32(S_IFREG) else { return .renewed }
-        if (expireType.date(of: info) ?? CacheInventory.noDate) > dueDate { return .renewed }
+        if policy.recordDate(info) > dueDate { return .renewed }
         if unlinkat(dfd, name, 0) == 0 { return .removed }
         let e = errno
         return e == ENOENT ? .vanished : .failed(e)

@@ -17,10 +17,10 @@ public struct PinnedNames: Sendable {
         hashes = Self.unique(unsorted.sorted())
     }
 
-    /// Pins every name an app may find a key's entry under
-    /// (`CacheFileName.lookupNames`: `<md5>.<ext>` and the bare `<md5>`).
-    public init<S: Sequence>(keys: S) where S.Element == String {
-        self.init(fileNames: keys.lazy.flatMap { CacheFileName(key: $0).lookupNames })
+    /// Pins every name an app may find a key's entry under in `layout`
+    /// (SDWebImage: `<md5>.<ext>` and the bare `<md5>`).
+    public init<S: Sequence>(keys: S, layout: any CacheLayout = SDWebImageLayout()) where S.Element == String {
+        self.init(fileNames: keys.lazy.flatMap { layout.entryName(forKey: $0).lookupNames })
     }
 
     public struct Problem: Sendable {
@@ -33,14 +33,15 @@ public struct PinnedNames: Sendable {
     /// Reads the keys of manifests (`-` for standard input). Lines the
     /// manifest reader rejects pin nothing and go to `problem`; a manifest
     /// that cannot be opened throws.
-    public static func load(manifests: [String], problem: (Problem) -> Void) throws -> PinnedNames {
+    public static func load(manifests: [String], layout: any CacheLayout = SDWebImageLayout(),
+                            problem: (Problem) -> Void) throws -> PinnedNames {
         // Hashed as read: a manifest of millions of lines never becomes
         // millions of Strings.
         var hashes: [UInt64] = []
         let reader = ManifestReader()
         for (index, path) in manifests.enumerated() {
             try reader.read(path: path, fileIndex: index, entry: { entry in
-                for name in CacheFileName(key: entry.key).lookupNames { hashes.append(hash(name: name)) }
+                for name in layout.entryName(forKey: entry.key).lookupNames { hashes.append(hash(name: name)) }
             }, problem: { p in
                 problem(Problem(path: path, line: p.source.line, reason: p.reason))
             })

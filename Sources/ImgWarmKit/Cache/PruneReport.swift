@@ -45,7 +45,10 @@ public enum PruneReport {
         var head = "{\n"
         func field(_ name: String, _ value: String) { head += "  \"\(name)\": \(value),\n" }
         field("dry_run", r.dryRun ? "true" : "false")
-        field("expire_type", quoted(r.expireType.rawValue))
+        field("layout", quoted(r.layout.rawValue))
+        field("expire_type", r.expireType.map { quoted($0.rawValue) } ?? "null")
+        field("trim_date", quoted(r.trimDate.rawValue))
+        field("size_measure", quoted(r.sizeMeasure.rawValue))
         field("expiration_date", r.expirationDate.map { quoted(iso8601($0)) } ?? "null")
         field("max_size", r.maxSize.map { String($0) } ?? "null")
         field("trim_target", r.trimTarget.map { String($0) } ?? "null")
@@ -71,7 +74,7 @@ public enum PruneReport {
         for (i, removal) in r.removals.enumerated() {
             var item = "    {\"path\": \(quoted(r.path(of: removal))), \"reason\": \"\(removal.reason.rawValue)\""
             if removal.reason == .trimmed { item += ", \"rank\": \(removal.rank)" }
-            item += ", \"bytes\": \(r.allocatedBytes(of: removal)), \"date\": "
+            item += ", \"bytes\": \(r.bytes(of: removal)), \"date\": "
             item += r.date(of: removal).map { quoted(iso8601($0)) } ?? "null"
             item += i == count - 1 ? "}" : "},"
             write(item)

@@ -1,5 +1,6 @@
 /// The outcome of `cache prune` (or, with a dry run, what it would do).
-/// Byte counts are allocated bytes (blocks on disk), what SDWebImage sums.
+/// Byte counts are what the layout sums: allocated bytes (blocks on disk)
+/// for SDWebImage and Nuke, logical lengths for Kingfisher.
 public struct PruneResult {
     /// One file removed (or that would be), in the order of removal.
     public struct Removal: Sendable {
@@ -26,8 +27,16 @@ public struct PruneResult {
     public enum Reason: String, Sendable { case expired, trimmed }
 
     public let dryRun: Bool
-    public let expireType: CacheExpireType
-    /// `now - maxAge` in nanoseconds since the epoch, nil without --max-age.
+    public let layout: CacheLayoutKind
+    /// The date expiry goes by (Kingfisher: the deadline, its modification
+    /// date), nil when the layout has no expiry.
+    public let expireType: CacheExpireType?
+    /// The date trimming goes by, oldest first.
+    public let trimDate: CacheExpireType
+    public let sizeMeasure: PrunePolicy.SizeMeasure
+    /// Files dated at or before this (nanoseconds since the epoch) expire:
+    /// `now - maxAge` for SDWebImage, now for Kingfisher's deadlines; nil
+    /// without expiry.
     public let expirationDate: Int64?
     public let maxSize: UInt64?
     /// Below what size trimming stopped (nil when no trim was needed).
@@ -63,13 +72,25 @@ public struct PruneResult {
 
     private let inventory: CacheInventory
 
-    init(inventory: CacheInventory, options: PruneOptions, now: Int64) {
+    init(inventory: CacheInventory, options: PruneOptions, policy: PrunePolicy) {
         self.inventory = inventory
-        scannedBytes = inventory.records.reduce(inventory.pinnedBytes) { $0 + UInt64(inventory.allocatedBytes($1)) }
+        scannedBytes = inventory.records.reduce(inventory.pinnedBytes) { $0 + UInt64(inventory.bytes($1)) }
         dryRun = options.dryRun
-        expireType = options.expireType
-        maxSize = options.maxSize
-        expirationDate = options.maxAge.map { Self.expiration(now: now, maxAge: $0) }
+        layout = options.layout.kind
+        trimDate = policy.trimDate
+        sizeMeasure = policy.size
+        maxSize = policy.limit.flatMap { $0 > 0 ? $0 : nil }
+        switch policy.expiry {
+        case .none:
+            expireType = nil
+            expirationDate = nil
+        case .olderThan(let cutoff, let date):
+            expireType = date
+            expirationDate = cutoff
+        case .deadlinePassed(let now):
+            expireType = .modification
+            expirationDate = now
+        }
     }
 
     /// `now - maxAge` without overflow: an age beyond 1678 expires nothing.
@@ -83,7 +104,7 @@ public struct PruneResult {
     /// Counts one file's outcome. Expired files all come before trimmed ones.
     mutating func account(_ outcome: FileRemover.Outcome, index: Int, expired isExpired: Bool) {
         let record = inventory.records[index]
-        let bytes = UInt64(inventory.allocatedBytes(record))
+        let bytes = UInt64(inventory.bytes(record))
         switch outcome {
         case .removed:
             removals.recordIndices.append(UInt32(index))
@@ -113,13 +134,19 @@ public struct PruneResult {
         inventory.relativePath(inventory.records[Int(removal.index)])
     }
 
-    public func allocatedBytes(of removal: Removal) -> UInt64 {
-        UInt64(inventory.allocatedBytes(inventory.records[Int(removal.index)]))
+    /// The removed file's bytes, as the layout counts them.
+    public func bytes(of removal: Removal) -> UInt64 {
+        UInt64(inventory.bytes(inventory.records[Int(removal.index)]))
     }
 
-    /// The file's date (nanoseconds since the epoch), nil when it has none.
+    /// The file's date (nanoseconds since the epoch) as the policy judged
+    /// it, nil when it has none (or, for a Kingfisher file past its
+    /// deadline, when only the expiry counted).
     public func date(of removal: Removal) -> Int64? {
         let date = inventory.records[Int(removal.index)].date
-        return date == CacheInventory.noDate ? nil : date
+        switch date {
+        case CacheInventory.noDate, PrunePolicy.expiredMark, PrunePolicy.undatedFirst: return nil
+        default: return date
+        }
     }
 }

@@ -17,7 +17,7 @@ import Foundation
 /// downloaded again (the atomic store makes that harmless), as before.
 final class CacheLookahead: @unchecked Sendable {
     struct Lookup {
-        let name: CacheFileName
+        let name: CacheEntryName
         let existing: (path: String, size: Int64)?
     }
 
@@ -44,7 +44,7 @@ final class CacheLookahead: @unchecked Sendable {
     }
 
     static func lookup(_ key: String, in cache: DiskCache) -> Lookup {
-        let name = CacheFileName(key: key)
+        let name = cache.fileName(forKey: key)
         return Lookup(name: name, existing: cache.existingEntry(for: name))
     }
 

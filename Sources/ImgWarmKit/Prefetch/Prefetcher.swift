@@ -188,7 +188,7 @@ public final class Prefetcher: @unchecked Sendable {
         }
     }
 
-    private func complete(index: Int, key: String, url: String, name: CacheFileName, previousPath: String?,
+    private func complete(index: Int, key: String, url: String, name: CacheEntryName, previousPath: String?,
                           result: DownloadResult, started: DispatchTime, ticket: Int?, done: @escaping () -> Void) {
         var r = EntryResult()
         var deferred = false

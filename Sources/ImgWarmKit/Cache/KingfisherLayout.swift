@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Crypto
+
+/// Kingfisher 8 (`Sources/Cache/DiskStorage.swift`, `DiskStorage.Backend`)
+/// with its default `DiskStorage.Config`:
+/// - name: `cacheFileName(forKey:)` with `usesHashedFileName` and no
+///   extension, i.e. `key.kf.sha256` (`String+SHA256.swift`), lowercase hex
+///   SHA-256 of the key's UTF-8 bytes;
+/// - dates: `store(value:forKey:expiration:)` sets the modification date to
+///   the expiry deadline (now + `config.expiration`, 7 days by default) and
+///   the creation date to now, the last access; both rounded up to whole
+///   seconds (`Date.fileAttributeDate`, `ceil`);
+/// - a read (`value(forKey:referenceDate:...)`) treats a file whose
+///   modification date is at or before now as missing (`FileMeta.expired`);
+/// - cleaning (`ImageCache.cleanExpiredDiskCache`): `removeExpiredValues`,
+///   then `removeSizeExceededValues`: when the total logical size is at or
+///   above `sizeLimit` (0: none), oldest creation date first while above
+///   `sizeLimit / 2`.
+/// Kingfisher 7 hashed with MD5 (`kf.md5`) instead: not this layout.
+public struct KingfisherLayout: CacheLayout {
+    /// `StorageExpiration` as `warm --expiration` gives it.
+    public enum Expiration: Equatable, Sendable {
+        case seconds(Double)
+        /// `.never`: the deadline is `Date.distantFuture`.
+        case never
+    }
+
+    /// `DiskStorage.Config.expiration`'s default, `.days(7)`.
+    public static let defaultExpiration = Expiration.seconds(7 * 86_400)
+    /// `Date.distantFuture` (4001-01-01T00:00:00Z) in seconds since 1970.
+    public static let distantFuture = 64_092_211_200
+
+    public let expiration: Expiration
+
+    public init(expiration: Expiration = KingfisherLayout.defaultExpiration) {
+        self.expiration = expiration
+    }
+
+    public var kind: CacheLayoutKind { .kingfisher }
+
+    public func entryName(forKey key: String) -> CacheEntryName {
+        CacheEntryName(storedName: HexDigest.string(SHA256.hash(data: Array(key.utf8))))
+    }
+
+    /// `FileMeta.expired(referenceDate:)`: `isPast` is `<= 0` seconds away.
+    public func isLive(_ info: stat, now: Int64) -> Bool {
+        Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec) > now
+    }
+
+    /// Access: now. Modification: the deadline, `ceil(now + expiration)`
+    /// in whole seconds as `fileAttributeDate` rounds it. The creation date
+    /// (Kingfisher's last access) cannot be set on Linux: the kernel sets
+    /// the birth time when the file is created, which is the store.
+    public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? {
+        (now, timespec(tv_sec: deadline(storedAt: now), tv_nsec: 0))
+    }
+
+    func deadline(storedAt now: timespec) -> Int {
+        switch expiration {
+        case .never:
+            return Self.distantFuture
+        case .seconds(let seconds):
+            let nanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + Int64((seconds * 1e9).rounded())
+            let (whole, fraction) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+            return min(Int(whole) + (fraction > 0 ? 1 : 0), Self.distantFuture)
+        }
+    }
+
+    public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
+        if options.maxAge != nil {
+            throw PruneOptions.Invalid(description: "--max-age has no meaning under --layout kingfisher: each file carries its own deadline (its modification date, set by warm --expiration)")
+        }
+        if options.expireType != nil {
+            throw PruneOptions.Invalid(description: "--expire-type has no meaning under --layout kingfisher: expiry goes by the deadline (modification date), trimming by the last access (creation date)")
+        }
+        if options.trimRatio != nil {
+            throw PruneOptions.Invalid(description: "--trim-ratio has no meaning under --layout kingfisher: Kingfisher trims to half of --max-size")
+        }
+        let limit = options.maxSize ?? 0
+        return PrunePolicy(expiry: .deadlinePassed(now: now), trimDate: .creation, undatedTrimmedFirst: true,
+                           size: .logical, limit: limit, trimsAtLimit: true, target: limit / 2, stopsAtTarget: true,
+                           walksSubfolders: kind.walksSubfolders)
+    }
+}
