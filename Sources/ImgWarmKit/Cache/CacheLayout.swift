@@ -87,21 +87,6 @@ extension CacheLayout {
     public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
 }
 
-/// Lowercase hex of a digest, the spelling of all three libraries.
-enum HexDigest {
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    static func string<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for b in digest {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}
-
 /// Which files a prune removes, in what order, and down to what: the
 /// decisions of one library's expiry and size sweep, as plain data that
 /// `CachePruner` carries out.

@@ -40,8 +40,9 @@ public struct KingfisherLayout: CacheLayout {
 
     public var kind: CacheLayoutKind { .kingfisher }
 
+    /// Lowercase hex as all three libraries spell digests (`%02x`).
     public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: HexDigest.string(SHA256.hash(data: Array(key.utf8))))
+        CacheEntryName(storedName: CacheFileName.hex(SHA256.hash(data: Array(key.utf8))))
     }
 
     /// `FileMeta.expired(referenceDate:)`: `isPast` is `<= 0` seconds away.

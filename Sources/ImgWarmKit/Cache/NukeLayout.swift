@@ -20,8 +20,9 @@ public struct NukeLayout: CacheLayout {
     /// `DataCache.trimRatio`'s default.
     public static let defaultTrimRatio = 0.7
 
+    /// Lowercase hex as all three libraries spell digests (`%02x`).
     public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: HexDigest.string(Insecure.SHA1.hash(data: Array(key.utf8))))
+        CacheEntryName(storedName: CacheFileName.hex(Insecure.SHA1.hash(data: Array(key.utf8))))
     }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
