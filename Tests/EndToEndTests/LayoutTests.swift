@@ -153,12 +153,18 @@ import Glibc
         let f = try WarmFixture()
         let urls = f.servePNGs(4)
         let manifest = f.writeManifest(urls)
+        let before = Self.nowSeconds()
         let first = try f.warm([manifest, "--layout", "nuke"])
+        let after = Self.nowSeconds() + 1
         #expect(first.status == 0, "\(first.stderr)")
         let names = try urls.map { try Self.digest("sha1sum", $0) }
         #expect(f.cacheFiles() == names.sorted())
         for (i, name) in names.enumerated() {
             #expect(FileManager.default.contents(atPath: f.cache + "/" + name).map([UInt8].init) == f.served["/img/\(i).png"])
+            // A plain write, as Nuke's `Data.write`: both dates are the store time.
+            let st = try Self.fileStat(f.cache + "/" + name)
+            #expect(st.st_mtim.tv_sec >= before && st.st_mtim.tv_sec <= after)
+            #expect(st.st_atim.tv_sec >= before && st.st_atim.tv_sec <= after)
         }
         let paths = try BinaryRunner.run(["cache", "path", "--layout", "nuke", "--cache", f.cache] + urls)
         #expect(paths.stdout == names.map { f.cache + "/" + $0 + "\n" }.joined())
