@@ -27,14 +27,18 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // Our own C shim over libpng, libjpeg-turbo and giflib: every
-        // setjmp/longjmp stays inside C, Swift only sees return codes.
+        // Our own C shim over libpng, libjpeg-turbo, giflib and libwebp
+        // (with its demuxer, for animations): every setjmp/longjmp stays
+        // inside C, Swift only sees return codes.
         .target(
             name: "CImageCodecs",
             linkerSettings: [
                 .linkedLibrary("png16"),
                 .linkedLibrary("jpeg"),
                 .linkedLibrary("gif"),
+                .linkedLibrary("webp"),
+                .linkedLibrary("webpdemux"),
+                .linkedLibrary("z"),
             ]
         ),
         // getdents64 and statx (birth times) for the cache walk of `cache
@@ -68,8 +72,8 @@ let package = Package(
             path: "Sources/validate-bench",
             swiftSettings: swiftSettings
         ),
-        // Test-only encoders (libpng, libjpeg-turbo, giflib): the decode
-        // tests make their images instead of committing binaries.
+        // Test-only encoders (libpng, libjpeg-turbo, giflib, libwebp): the
+        // decode tests make their images instead of committing binaries.
         .target(
             name: "CImageFixtures",
             path: "Tests/CImageFixtures",
@@ -77,6 +81,8 @@ let package = Package(
                 .linkedLibrary("png16"),
                 .linkedLibrary("jpeg"),
                 .linkedLibrary("gif"),
+                .linkedLibrary("webp"),
+                .linkedLibrary("webpmux"),
             ]
         ),
         // A loopback HTTP server that misbehaves on request, for tests.

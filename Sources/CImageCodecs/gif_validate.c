@@ -6,12 +6,6 @@
 #include <stdlib.h>
 #include "internal.h"
 
-/* LZW packs up to ~2700 pixels in a byte, so a small GIF can hold many
-   screen-sized frames and cost seconds of CPU per megabyte. The frames of
-   one GIF may add up to this many times max_pixels (a 500x500 animation
-   of 4000 frames stays under it at the default limit). */
-#define IW_GIF_FRAME_PIXEL_BUDGET_FACTOR 10u
-
 typedef struct {
     const uint8_t *data;
     size_t len;
@@ -80,9 +74,7 @@ static int iw_gif_run(GifFileType *gif, const gif_src *src, uint64_t max_pixels,
         return IW_NO_MEMORY;
     }
     uint32_t frames = 0;
-    uint64_t budget = max_pixels > UINT64_MAX / IW_GIF_FRAME_PIXEL_BUDGET_FACTOR
-                          ? UINT64_MAX : max_pixels * IW_GIF_FRAME_PIXEL_BUDGET_FACTOR;
-    uint64_t total = 0;
+    uint64_t total = 0;  /* the frame budget of internal.h (LZW bombs) */
     GifRecordType record = UNDEFINED_RECORD_TYPE;
     do {
         if (DGifGetRecordType(gif, &record) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames, 0);
@@ -108,13 +100,7 @@ static int iw_gif_run(GifFileType *gif, const gif_src *src, uint64_t max_pixels,
                               frames, w, h, left, top, sw, sh);
                 return IW_CORRUPT;
             }
-            total += (uint64_t)w * h;
-            if (total > budget) {
-                iw_set_reason(out, "frames add up to more than %u times the pixel limit of %llu (%llu pixels by frame %u)",
-                              IW_GIF_FRAME_PIXEL_BUDGET_FACTOR, (unsigned long long)max_pixels,
-                              (unsigned long long)total, frames);
-                return IW_TOO_LARGE;
-            }
+            if (iw_frames_over_budget(&total, (uint64_t)w * h, max_pixels, frames, out)) return IW_TOO_LARGE;
             for (uint32_t y = 0; y < h; y++) {
                 if (DGifGetLine(gif, *line, (int)w) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames, 1);
             }

@@ -57,7 +57,7 @@ static int give(growbuf *b, iwf_buffer *out) {
 /* A smooth gradient plus a little hash noise: compresses like a photo
    (neither a flat colour nor white noise), so truncating "in the middle"
    really cuts through image data. */
-static uint8_t sample(uint32_t x, uint32_t y, uint32_t channel, uint32_t seed) {
+uint8_t iwf_sample(uint32_t x, uint32_t y, uint32_t channel, uint32_t seed) {
     uint32_t h = x * 374761393u + y * 668265263u + channel * 2246822519u + seed * 3266489917u;
     h = (h ^ (h >> 13)) * 1274126177u;
     h ^= h >> 16;
@@ -136,7 +136,7 @@ static int png_encode(uint32_t w, uint32_t h, int color_type, int bit_depth, int
         rows[y] = pixels + y * rowbytes;
         for (uint32_t x = 0; x < w; x++) {
             for (int c = 0; c < bytes; c++) {
-                uint8_t v = sample(x, y, (uint32_t)c, seed);
+                uint8_t v = iwf_sample(x, y, (uint32_t)c, seed);
                 if (bit_depth < 8) v = (uint8_t)(v % levels);
                 rows[y][x * bytes + c] = v;
             }
@@ -290,7 +290,7 @@ static int jpeg_encode(struct jpeg_compress_struct *c, quiet_jpeg_err *e, uint32
         uint32_t y = c->next_scanline;
         for (uint32_t x = 0; x < w; x++)
             for (int k = 0; k < c->input_components; k++)
-                (*row)[x * c->input_components + k] = sample(x, y, (uint32_t)k, seed);
+                (*row)[x * c->input_components + k] = iwf_sample(x, y, (uint32_t)k, seed);
         jpeg_write_scanlines(c, row, 1);
     }
     jpeg_finish_compress(c);
@@ -333,7 +333,7 @@ static int gif_frame(GifFileType *gif, int left, int top, int w, int h, uint32_t
     if (EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, gce) == GIF_ERROR) return -1;
     if (EGifPutImageDesc(gif, left, top, w, h, false, NULL) == GIF_ERROR) return -1;
     for (int y = 0; y < h; y++) {
-        for (int x = 0; x < w; x++) line[x] = sample((uint32_t)x, (uint32_t)y, 0, seed);
+        for (int x = 0; x < w; x++) line[x] = iwf_sample((uint32_t)x, (uint32_t)y, 0, seed);
         if (EGifPutLine(gif, line, w) == GIF_ERROR) return -1;
     }
     return 0;

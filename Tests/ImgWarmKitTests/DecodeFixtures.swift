@@ -32,6 +32,45 @@ enum Fixture {
         take { iwf_gif(width, height, frames, lastOutside ? 1 : 0, $0) }
     }
 
+    static func webp(_ width: UInt32, _ height: UInt32, lossless: Bool = false, alpha: Bool = false, seed: UInt32 = 0) -> [UInt8] {
+        take { iwf_webp(width, height, lossless ? 1 : 0, alpha ? 1 : 0, seed, $0) }
+    }
+
+    static func webpAnimated(_ width: UInt32, _ height: UInt32, frames: UInt32, lossless: Bool = false) -> [UInt8] {
+        take { iwf_webp_animated(width, height, frames, lossless ? 1 : 0, $0) }
+    }
+
+    /// The RIFF chunks of a WebP as (id, header offset, payload size).
+    static func riffChunks(_ webp: [UInt8], from start: Int = 12, to end: Int? = nil) -> [(id: String, at: Int, size: Int)] {
+        var chunks: [(String, Int, Int)] = []
+        var i = start
+        let end = end ?? webp.count
+        while i + 8 <= end {
+            let size = Int(webp[i + 4]) | Int(webp[i + 5]) << 8 | Int(webp[i + 6]) << 16 | Int(webp[i + 7]) << 24
+            chunks.append((String(decoding: webp[i..<(i + 4)], as: UTF8.self), i, size))
+            i += 8 + size + (size & 1)
+        }
+        return chunks
+    }
+
+    /// A WebP cut to `length` bytes whose container sizes were patched to
+    /// match the cut: the RIFF size, the size of the chunk the cut falls in,
+    /// and (inside an ANMF frame) the size of the frame's bitstream chunk.
+    /// Only the bitstream itself then shows the damage.
+    static func webpCutWithSizesPatched(_ webp: [UInt8], to length: Int) -> [UInt8] {
+        var b = Array(webp.prefix(length))
+        Handmade.putLE32(&b, 4, UInt32(b.count - 8))
+        func fit(from start: Int) {
+            for chunk in riffChunks(b, from: start) where chunk.at + 8 + chunk.size > b.count {
+                Handmade.putLE32(&b, chunk.at + 4, UInt32(b.count - chunk.at - 8))
+                // An ANMF payload: 16 bytes of frame header, then chunks.
+                if chunk.id == "ANMF" { fit(from: chunk.at + 8 + 16) }
+            }
+        }
+        fit(from: 12)
+        return b
+    }
+
     static func crc32<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
         let array = Array(bytes)
         return array.withUnsafeBufferPointer { iwf_crc32($0.baseAddress, $0.count) }
@@ -107,6 +146,9 @@ enum Fixture {
 enum Handmade {
     static func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) } }
     static func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+    static func putLE32(_ b: inout [UInt8], _ at: Int, _ v: UInt32) {
+        for k in 0..<4 { b[at + k] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(k))) }
+    }
 
     static func riff(_ chunks: [(String, [UInt8])]) -> [UInt8] {
         var body = Array("WEBP".utf8)

@@ -41,7 +41,12 @@ enum Mutation {
         ("JPEG progressive", Fixture.jpeg(24, 16, IWF_JPEG_PROGRESSIVE)),
         ("JPEG CMYK", Fixture.jpeg(24, 16, IWF_JPEG_CMYK)),
         ("GIF animated", Fixture.gif(24, 16, frames: 3)),
-        ("WebP", Handmade.webpAnimated(30, 20, frames: 2)),
+        ("WebP header", Handmade.webpAnimated(30, 20, frames: 2)),
+        ("WebP lossy alpha", Fixture.webp(24, 16, alpha: true)),
+        ("WebP lossless", Fixture.webp(24, 16, lossless: true)),
+        ("WebP animated", Fixture.webpAnimated(24, 16, frames: 2)),
+        ("ICO", Handmade.ico([(16, 16, Fixture.png(16, 16)), (8, 8, [UInt8](repeating: 1, count: 40))])),
+        ("TIFF", Handmade.tiff(30, 20)),
         ("BMP", Handmade.bmp(30, 20)),
     ]
 

@@ -1,7 +1,7 @@
 #ifndef IMGWARM_CODECS_H
 #define IMGWARM_CODECS_H
 /*
- * Image validation over libpng, libjpeg-turbo and giflib, for Swift.
+ * Image validation over libpng, libjpeg-turbo, giflib and libwebp, for Swift.
  *
  * Each entry point decodes a whole image held in memory and says whether it
  * is usable. Everything that can longjmp (libpng, libjpeg) does so inside
@@ -30,7 +30,7 @@ typedef enum {
     IW_CORRUPT = 2,
     /* width x height (of the image, or of a GIF frame) exceeds max_pixels;
        width and height in the result say how large, reason is empty. With
-       a reason: another size limit (the frames of a GIF in total). */
+       a reason: another size limit (the frames of an animation in total). */
     IW_TOO_LARGE = 3,
     /* The image has 0 pixels (0 width or height, or a GIF with no frame). */
     IW_NO_PIXELS = 4,
@@ -43,7 +43,7 @@ enum { IW_REASON_SIZE = 160 };
 typedef struct {
     uint32_t width;
     uint32_t height;
-    /* 1 for still images; GIF frames; APNG frames from acTL. */
+    /* 1 for still images; the frames of a GIF, APNG or animated WebP. */
     uint32_t frames;
     /* One line, no format prefix, empty when status is IW_OK, e.g.
        "premature end of data at row 12 of 64". */
@@ -53,6 +53,8 @@ typedef struct {
 int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_jpeg(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_gif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
+/* Still (lossy, lossless, alpha) and animated WebP, every frame. */
+int iw_validate_webp(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 
 #ifdef __cplusplus
 }

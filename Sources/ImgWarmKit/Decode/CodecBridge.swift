@@ -13,10 +13,11 @@ enum CodecBridge {
         case .png: return iw_validate_png
         case .jpeg: return iw_validate_jpeg
         case .gif: return iw_validate_gif
+        case .webp: return iw_validate_webp
         // Recognised, not decoded yet: AVIF (libavif), HEIC/HEIF (libheif)
         // and JPEG XL (libjxl) plug their shims in here.
         case .avif, .heic, .heif, .jxl: return nil
-        case .webp, .bmp, .ico, .tiff, .pdf, .svg, .unknown: return nil
+        case .bmp, .ico, .tiff, .pdf, .svg, .unknown: return nil
         }
     }
 

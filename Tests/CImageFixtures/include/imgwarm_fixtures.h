@@ -45,6 +45,17 @@ int iwf_jpeg(uint32_t width, uint32_t height, int kind, int quality, int markers
 int iwf_gif(uint32_t width, uint32_t height, uint32_t frames, int last_outside,
             iwf_buffer *out);
 
+/* Still WebP through libwebp's encoder: lossy (VP8, with an ALPH chunk
+   when alpha) or lossless (VP8L). alpha: pixels with varying alpha. */
+int iwf_webp(uint32_t width, uint32_t height, int lossless, int alpha, uint32_t seed, iwf_buffer *out);
+
+/* Animated WebP through WebPAnimEncoder: `frames` distinct full-canvas
+   frames, 100 ms each, looping. */
+int iwf_webp_animated(uint32_t width, uint32_t height, uint32_t frames, int lossless, iwf_buffer *out);
+
+/* The pixel value every encoder here uses: a gradient plus hash noise. */
+uint8_t iwf_sample(uint32_t x, uint32_t y, uint32_t channel, uint32_t seed);
+
 /* The CRC-32 of PNG chunks (over type + data). */
 uint32_t iwf_crc32(const uint8_t *data, size_t len);
 #endif
