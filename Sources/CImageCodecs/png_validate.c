@@ -1,9 +1,20 @@
 /* PNG validation with libpng: header limits first, then every row of every
    interlace pass, then png_read_end so damage after the last row (a missing
-   IEND, a CRC error in a trailing chunk) is seen too. */
+   IEND, a CRC error in a trailing chunk) is seen too.
+
+   APNG: Debian's libpng has no APNG patch and reads only the default image
+   (its acTL, fcTL and fdAT chunks are unknown ancillary chunks to it, whose
+   CRC errors it forgives). So every further frame is checked here, by hand,
+   after libpng accepted the file: a walk over the chunks (CRCs, sequence
+   numbers, acTL's frame count, each frame's rectangle inside the canvas and
+   the frame budget of internal.h, all before any inflating), then each
+   frame's fdAT zlib stream inflated to its end with zlib, its rows counted
+   and their filter bytes checked. Frames are not unfiltered or composited:
+   that only computes pixel values, and cannot fail. */
 #include <png.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <zlib.h>
 #include "internal.h"
 
 /* libpng's own default user limit; rows wider than this would need
@@ -67,27 +78,15 @@ static int iw_png_run(png_ctx *c) {
     if (c->max_pixels < side) side = (uint32_t)(c->max_pixels ? c->max_pixels : 1);
     png_set_user_limits(png, side, side);
     png_set_chunk_malloc_max(png, IW_PNG_CHUNK_MALLOC_MAX);
-    /* Unknown chunks are skipped (CRC still checked), except acTL, kept so
-       the frame count of an APNG can be read: this libpng has no APNG
-       support and decodes the default image only. */
+    /* Unknown chunks (APNG's among them) are skipped, their CRC checked;
+       the APNG walk below reads the animation chunks itself. */
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
-    static const png_byte actl[5] = {'a', 'c', 'T', 'L', '\0'};
-    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_ALWAYS, actl, 1);
 
     png_read_info(png, info);
     c->out->width = png_get_image_width(png, info);
     c->out->height = png_get_image_height(png, info);
     c->out->frames = 1;
     if (iw_exceeds(c->out->width, c->out->height, c->max_pixels)) return IW_TOO_LARGE;
-
-    png_unknown_chunkp chunks = NULL;
-    int n = png_get_unknown_chunks(png, info, &chunks);
-    for (int i = 0; i < n; i++) {
-        if (memcmp(chunks[i].name, "acTL", 4) == 0 && chunks[i].size >= 8) {
-            uint32_t frames = iw_be32(chunks[i].data);
-            if (frames > 0) c->out->frames = frames;
-        }
-    }
 
     int passes = png_set_interlace_handling(png);
     c->interlaced = passes > 1;
@@ -107,6 +106,291 @@ static int iw_png_run(png_ctx *c) {
     c->stage = 2;
     png_read_end(png, NULL);
     return IW_OK;
+}
+
+
+/* ---- APNG frames ------------------------------------------------------- */
+
+/* Adam7: x start, y start, x step, y step of each pass. */
+static const uint8_t iw_adam7[7][4] = {
+    {0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2},
+};
+
+/* Where one frame's filtered image data stands: rows of 1 filter byte plus
+   rowbytes, pass by pass. */
+typedef struct {
+    uint32_t width, height;
+    unsigned bits_per_pixel;
+    int interlaced;
+    int pass;          /* 0..6 when interlaced, 0 otherwise; 7 when done */
+    uint32_t row;      /* row within the pass */
+    uint32_t rows;     /* rows of the pass */
+    size_t row_len;    /* 1 + rowbytes of the pass */
+    size_t at;         /* bytes of the current row seen */
+    uint32_t rows_seen; /* over all passes, for reasons */
+    uint32_t rows_total;
+} iw_rows;
+
+static void iw_pass_size(const iw_rows *r, int pass, uint32_t *w, uint32_t *h) {
+    if (!r->interlaced) {
+        *w = r->width;
+        *h = r->height;
+        return;
+    }
+    const uint8_t *a = iw_adam7[pass];
+    *w = r->width > a[0] ? (r->width - a[0] + a[2] - 1) / a[2] : 0;
+    *h = r->height > a[1] ? (r->height - a[1] + a[3] - 1) / a[3] : 0;
+}
+
+/* Moves to the next pass that has pixels (or to "done"). */
+static void iw_rows_next_pass(iw_rows *r, int from) {
+    int last = r->interlaced ? 7 : 1;
+    for (r->pass = from; r->pass < last; r->pass++) {
+        uint32_t w, h;
+        iw_pass_size(r, r->pass, &w, &h);
+        if (w > 0 && h > 0) {
+            r->rows = h;
+            r->row = 0;
+            r->row_len = 1 + ((size_t)w * r->bits_per_pixel + 7) / 8;
+            return;
+        }
+    }
+    r->pass = 7;
+}
+
+static void iw_rows_init(iw_rows *r, uint32_t w, uint32_t h, unsigned bpp, int interlaced) {
+    memset(r, 0, sizeof *r);
+    r->width = w;
+    r->height = h;
+    r->bits_per_pixel = bpp;
+    r->interlaced = interlaced;
+    for (int p = 0; p < (interlaced ? 7 : 1); p++) {
+        uint32_t pw, ph;
+        iw_pass_size(r, p, &pw, &ph);
+        if (pw > 0) r->rows_total += ph;
+    }
+    iw_rows_next_pass(r, 0);
+}
+
+static int iw_rows_done(const iw_rows *r) { return r->pass == 7; }
+
+/* Takes inflated bytes; -1 with the bad filter byte in *bad. Bytes past
+   the last row are ignored, as libpng only warns about them. */
+static int iw_rows_take(iw_rows *r, const uint8_t *p, size_t n, unsigned *bad) {
+    while (n > 0 && !iw_rows_done(r)) {
+        if (r->at == 0 && *p > 4) {
+            *bad = *p;
+            return -1;
+        }
+        size_t take = r->row_len - r->at < n ? r->row_len - r->at : n;
+        p += take;
+        n -= take;
+        r->at += take;
+        if (r->at == r->row_len) {
+            r->at = 0;
+            r->rows_seen++;
+            if (++r->row == r->rows) iw_rows_next_pass(r, r->pass + 1);
+        }
+    }
+    return 0;
+}
+
+/* One frame's zlib stream, fed fdAT payload by payload. */
+typedef struct {
+    z_stream z;
+    int open;
+    int ended;
+    iw_rows rows;
+    uint32_t frame;  /* 1-based, counting the default image when it is frame 1 */
+} iw_frame_stream;
+
+static int iw_frame_feed(iw_frame_stream *f, const uint8_t *p, size_t n, iw_result *out) {
+    uint8_t buf[16384];
+    f->z.next_in = (Bytef *)p;
+    f->z.avail_in = (uInt)n;
+    while (f->z.avail_in > 0 && !f->ended) {
+        f->z.next_out = buf;
+        f->z.avail_out = sizeof buf;
+        int ret = inflate(&f->z, Z_NO_FLUSH);
+        unsigned bad = 0;
+        if (iw_rows_take(&f->rows, buf, sizeof buf - f->z.avail_out, &bad) != 0) {
+            iw_set_reason(out, "APNG frame %u: fdAT: bad adaptive filter value %u at row %u of %u",
+                          f->frame, bad, f->rows.rows_seen, f->rows.rows_total);
+            return IW_CORRUPT;
+        }
+        if (ret == Z_STREAM_END) f->ended = 1;
+        else if (ret != Z_OK) {
+            iw_set_reason(out, "APNG frame %u: fdAT: %s", f->frame, f->z.msg ? f->z.msg : "zlib error");
+            return ret == Z_MEM_ERROR ? IW_NO_MEMORY : IW_CORRUPT;
+        }
+    }
+    return IW_OK;
+}
+
+/* The frame's stream must have ended (its Adler-32 checked by zlib) with
+   every row of the frame. */
+static int iw_frame_finish(iw_frame_stream *f, iw_result *out) {
+    int status = IW_OK;
+    if (!iw_rows_done(&f->rows)) {
+        iw_set_reason(out, "APNG frame %u: image data ends at row %u of %u", f->frame,
+                      f->rows.rows_seen, f->rows.rows_total);
+        status = IW_TRUNCATED;
+    } else if (!f->ended) {
+        iw_set_reason(out, "APNG frame %u: zlib stream not ended after the last row", f->frame);
+        status = IW_TRUNCATED;
+    }
+    if (f->open) inflateEnd(&f->z);
+    f->open = 0;
+    return status;
+}
+
+static unsigned iw_png_bits_per_pixel(uint8_t depth, uint8_t color) {
+    unsigned channels = color == 2 ? 3 : color == 4 ? 2 : color == 6 ? 4 : 1;
+    return channels * depth;
+}
+
+/* An APNG chunk's checks that do not need inflating: CRC, length, and the
+   sequence number shared by fcTL and fdAT. */
+static int iw_apng_chunk(const uint8_t *chunk, uint32_t n, uint32_t *next_seq, iw_result *out) {
+    const char *type = (const char *)chunk + 4;
+    uint32_t want = iw_be32(chunk + 8 + n);
+    if ((uint32_t)crc32(0, chunk + 4, n + 4) != want) {
+        iw_set_reason(out, "%.4s: CRC error", type);
+        return IW_CORRUPT;
+    }
+    if (memcmp(type, "acTL", 4) == 0) return n == 8 ? IW_OK : (iw_set_reason(out, "acTL: length %u, not 8", n), IW_CORRUPT);
+    if (n < 4 || (memcmp(type, "fcTL", 4) == 0 && n != 26)) {
+        iw_set_reason(out, "%.4s: length %u", type, n);
+        return IW_CORRUPT;
+    }
+    uint32_t seq = iw_be32(chunk + 8);
+    if (seq != *next_seq) {
+        iw_set_reason(out, "%.4s: sequence number %u where %u was due", type, seq, *next_seq);
+        return IW_CORRUPT;
+    }
+    (*next_seq)++;
+    return IW_OK;
+}
+
+/* Checks an fcTL's rectangle and operations; frame 1 before IDAT must
+   cover the canvas (it is the default image). */
+static int iw_apng_fctl(const uint8_t *body, uint32_t frame, int before_idat, uint32_t cw, uint32_t ch,
+                        iw_result *out) {
+    uint32_t w = iw_be32(body + 4), h = iw_be32(body + 8), x = iw_be32(body + 12), y = iw_be32(body + 16);
+    uint8_t dispose = body[24], blend = body[25];
+    if (w == 0 || h == 0 || x > cw || y > ch || w > cw - x || h > ch - y) {
+        iw_set_reason(out, "APNG frame %u (%ux%u at %u,%u) lies outside the %ux%u canvas", frame, w, h, x, y, cw, ch);
+        return IW_CORRUPT;
+    }
+    if (before_idat && (x != 0 || y != 0 || w != cw || h != ch)) {
+        iw_set_reason(out, "APNG frame 1 is the default image but is %ux%u at %u,%u, not the %ux%u canvas",
+                      w, h, x, y, cw, ch);
+        return IW_CORRUPT;
+    }
+    if (dispose > 2 || blend > 1) {
+        iw_set_reason(out, "APNG frame %u: dispose op %u, blend op %u", frame, dispose, blend);
+        return IW_CORRUPT;
+    }
+    return IW_OK;
+}
+
+/* After libpng accepted the file (so every chunk up to IEND is inside the
+   data): the APNG's frames, if it is one. Sets out->frames. */
+static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out) {
+    const uint32_t cw = out->width, ch = out->height;
+    const unsigned bpp = iw_png_bits_per_pixel(data[24], data[25]);
+    const int interlaced = data[28] == 1;
+    /* Pass 1: structure and sizes, nothing inflated. */
+    uint32_t announced = 0, frames = 0, next_seq = 0, idat_frame = 0;
+    int animated = 0, seen_idat = 0, frame_has_data = 1;
+    uint64_t total = 0;
+    int status;
+    for (size_t pos = 8; pos + 12 <= len;) {
+        uint32_t n = iw_be32(data + pos);
+        const uint8_t *chunk = data + pos;
+        const char *type = (const char *)chunk + 4;
+        if (n > len - pos - 12 || memcmp(type, "IEND", 4) == 0) break;
+        pos += 12 + (size_t)n;
+        if (memcmp(type, "IDAT", 4) == 0) {
+            seen_idat = 1;
+            continue;
+        }
+        /* acTL after IDAT, or fcTL/fdAT without acTL: not an APNG, whose
+           chunks decoders ignore. */
+        if (memcmp(type, "acTL", 4) == 0 && !seen_idat && !animated) {
+            if ((status = iw_apng_chunk(chunk, n, &next_seq, out)) != IW_OK) return status;
+            announced = iw_be32(chunk + 8);
+            if (announced == 0) {
+                iw_set_reason(out, "acTL announces 0 frames");
+                return IW_CORRUPT;
+            }
+            animated = 1;
+            continue;
+        }
+        if (!animated) continue;
+        int fctl = memcmp(type, "fcTL", 4) == 0, fdat = memcmp(type, "fdAT", 4) == 0;
+        if (!fctl && !fdat) continue;
+        if ((status = iw_apng_chunk(chunk, n, &next_seq, out)) != IW_OK) return status;
+        if (fctl) {
+            if (!frame_has_data) {
+                iw_set_reason(out, "APNG frame %u has no image data", frames);
+                return IW_CORRUPT;
+            }
+            frames++;
+            if ((status = iw_apng_fctl(chunk + 8, frames, !seen_idat, cw, ch, out)) != IW_OK) return status;
+            if (!seen_idat) idat_frame = frames;
+            frame_has_data = !seen_idat;  /* the default image's data is the IDAT */
+            uint64_t pixels = (uint64_t)iw_be32(chunk + 12) * iw_be32(chunk + 16);
+            if (iw_frames_over_budget(&total, pixels, max_pixels, frames, out)) return IW_TOO_LARGE;
+        } else {
+            if (!seen_idat || frames == 0 || frames == idat_frame) {
+                iw_set_reason(out, "fdAT outside a frame (sequence number %u)", next_seq - 1);
+                return IW_CORRUPT;
+            }
+            frame_has_data = 1;
+        }
+    }
+    if (!animated) return IW_OK;
+    if (!frame_has_data) {
+        iw_set_reason(out, "APNG frame %u has no image data", frames);
+        return IW_CORRUPT;
+    }
+    if (frames != announced) {
+        iw_set_reason(out, "acTL announces %u frames, %u fcTL chunks found", announced, frames);
+        return IW_CORRUPT;
+    }
+    out->frames = frames;
+    /* Pass 2: each frame after the IDAT, its fdAT stream to the end. */
+    iw_frame_stream f;
+    memset(&f, 0, sizeof f);
+    uint32_t frame = 0;
+    status = IW_OK;
+    for (size_t pos = 8; pos + 12 <= len && status == IW_OK;) {
+        uint32_t n = iw_be32(data + pos);
+        const uint8_t *chunk = data + pos;
+        const char *type = (const char *)chunk + 4;
+        if (n > len - pos - 12 || memcmp(type, "IEND", 4) == 0) break;
+        pos += 12 + (size_t)n;
+        if (memcmp(type, "fcTL", 4) == 0) {
+            frame++;
+            if (frame == idat_frame) continue;
+            if (f.open) status = iw_frame_finish(&f, out);
+            if (status != IW_OK) break;
+            memset(&f, 0, sizeof f);
+            if (inflateInit(&f.z) != Z_OK) {
+                iw_set_reason(out, "out of memory for zlib");
+                return IW_NO_MEMORY;
+            }
+            f.open = 1;
+            f.frame = frame;
+            iw_rows_init(&f.rows, iw_be32(chunk + 12), iw_be32(chunk + 16), bpp, interlaced);
+        } else if (memcmp(type, "fdAT", 4) == 0 && f.open) {
+            status = iw_frame_feed(&f, chunk + 12, n - 4, out);
+        }
+    }
+    if (status == IW_OK && f.open) status = iw_frame_finish(&f, out);
+    if (f.open) inflateEnd(&f.z);
+    return status;
 }
 
 int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out) {
@@ -158,10 +442,12 @@ int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_res
             iw_set_reason(out, "premature end of data after the last row (no IEND)");
         else
             iw_set_reason(out, "premature end of data in the header");
-    } else if (status == IW_OK) {
-        out->reason[0] = '\0';
     }
     png_destroy_read_struct(&c.png, &c.info, NULL);
     free(c.row);
+    if (status == IW_OK) {
+        out->reason[0] = '\0';
+        status = iw_apng_frames(data, len, max_pixels, out);
+    }
     return status;
 }

@@ -92,6 +92,40 @@ enum Fixture {
         return result
     }
 
+    /// The PNG with chunk `index` (of `chunks`) given new data, its length
+    /// and CRC rewritten to match: only what the data says is wrong.
+    static func replacingChunk(_ png: [UInt8], _ index: Int, with data: [UInt8]) -> [UInt8] {
+        let c = chunks(png)[index]
+        var chunk = [UInt8](repeating: 0, count: 4) + Array(c.type.utf8) + data + [0, 0, 0, 0]
+        put32(&chunk, 0, UInt32(data.count))
+        put32(&chunk, 8 + data.count, crc32(chunk[4..<(8 + data.count)]))
+        return Array(png[..<c.offset]) + chunk + Array(png[(c.dataStart + c.length + 4)...])
+    }
+
+    /// The data of chunk `index`.
+    static func chunkData(_ png: [UInt8], _ index: Int) -> [UInt8] {
+        let c = chunks(png)[index]
+        return Array(png[c.dataStart..<(c.dataStart + c.length)])
+    }
+
+    /// A zlib stream of stored (uncompressed) blocks: the tests choose every
+    /// inflated byte, filter bytes included.
+    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [0x78, 0x01]
+        var i = 0
+        repeat {
+            let n = min(65535, data.count - i)
+            let last: UInt8 = i + n == data.count ? 1 : 0
+            out += [last, UInt8(n & 0xFF), UInt8(n >> 8), UInt8(~n & 0xFF), UInt8((~n >> 8) & 0xFF)]
+            out += data[i..<(i + n)]
+            i += n
+        } while i < data.count
+        var a: UInt32 = 1, b: UInt32 = 0
+        for byte in data { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
+        let adler = b << 16 | a
+        return out + [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
+    }
+
     /// Rewrites IHDR's width and height and recomputes its CRC, so only the
     /// claimed size is wrong.
     static func withIHDRSize(_ png: [UInt8], width: UInt32, height: UInt32) -> [UInt8] {
