@@ -82,15 +82,20 @@ import TestSupport
     @Test func verifyHonoursStrictFormatsAndThePixelLimit() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        // A header-only WebP (VP8X, 4x3): accepted on its signature by default.
-        var webp = Array("RIFF".utf8) + [22, 0, 0, 0] + Array("WEBPVP8X".utf8) + [10, 0, 0, 0]
-        webp += [0, 0, 0, 0, 3, 0, 0, 2, 0, 0]
-        FileManager.default.createFile(atPath: dir + "/aef7184dae84372263ed9aa2e8a91439", contents: Data(webp))
+        // A 4x3 TIFF (one IFD: width, length, one 12-byte strip), a format
+        // checked from its header only: accepted by default.
+        var tiff: [UInt8] = [0x49, 0x49, 0x2A, 0, 8, 0, 0, 0, 4, 0]
+        tiff += [0x00, 0x01, 3, 0, 1, 0, 0, 0, 4, 0, 0, 0]   // ImageWidth 4
+        tiff += [0x01, 0x01, 3, 0, 1, 0, 0, 0, 3, 0, 0, 0]   // ImageLength 3
+        tiff += [0x11, 0x01, 4, 0, 1, 0, 0, 0, 62, 0, 0, 0]  // StripOffsets
+        tiff += [0x17, 0x01, 4, 0, 1, 0, 0, 0, 12, 0, 0, 0]  // StripByteCounts
+        tiff += [0, 0, 0, 0] + [UInt8](repeating: 0, count: 12)
+        FileManager.default.createFile(atPath: dir + "/aef7184dae84372263ed9aa2e8a91439", contents: Data(tiff))
         let lenient = try BinaryRunner.run(["cache", "verify", "--cache", dir])
         #expect(lenient.status == 0, "\(lenient.stdout)")
         let strict = try BinaryRunner.run(["cache", "verify", "--strict-formats", "--cache", dir])
         #expect(strict.status == 1)
-        #expect(strict.stdout.contains("WebP is not accepted"))
+        #expect(strict.stdout.contains("TIFF is not accepted"))
         let small = try BinaryRunner.run(["cache", "verify", "--max-pixels", "10", "--cache", dir])
         #expect(small.status == 1)
         #expect(small.stdout.contains("exceeds the pixel limit of 10"))
