@@ -110,7 +110,7 @@ let package = Package(
         // network faults at scale, bad manifests, TLS) against the binary.
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["ImgWarmKit", "TestSupport"],
+            dependencies: ["ImgWarmKit", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
     ],

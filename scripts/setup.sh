@@ -21,17 +21,17 @@ required=(
   imagemagick            # test images (ICO, BMP, TIFF), scripts/bench-validate.sh
   webp libavif-bin libheif-examples libjxl-tools   # cwebp, avifenc, heif-enc, cjxl: test images, fuzz seeds, bench
   python3                # demo server, test summary, bench helpers
-)
-# Used by some tests (which skip themselves without them), the demo and the
-# benchmarks: installed best effort, so a package a mirror lacks cannot stop
-# the build and the rest of the tests.
-optional=(
-  nginx                  # TLS/HTTP2 tests, benchmarks
-  curl aria2 wget2 hyperfine   # the peers in scripts/bench.sh
+  nginx                  # TLS/HTTP2 tests (and the benchmarks)
   openssl                # self-signed certificates for the TLS tests
-  sqlite3                # PRAGMA integrity_check in the reliability tests
-  time                   # peak RSS figures in the benchmarks
   prometheus             # promtool checks the --metrics output in the tests
+)
+# Used by the demo and the benchmarks only (no test needs them: a test that
+# needs a tool fails under CI without it): installed best effort, so a
+# package a mirror lacks cannot stop the build and the tests.
+optional=(
+  curl aria2 wget2 hyperfine   # the peers in scripts/bench.sh
+  sqlite3                # to look into .imgwarm/state.sqlite by hand
+  time                   # peak RSS figures in the benchmarks
 )
 
 missing() {
@@ -51,7 +51,7 @@ fi
 if ((${#need[@]})); then apt_install "${need[@]}"; fi
 if ((${#want[@]})); then
   apt_install "${want[@]}" || for p in "${want[@]}"; do
-    apt_install "$p" || echo "setup: warning: could not install $p (the tests that need it skip themselves)" >&2
+    apt_install "$p" || echo "setup: warning: could not install $p (used by the benchmarks only)" >&2
   done
 fi
 

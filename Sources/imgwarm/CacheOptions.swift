@@ -32,7 +32,7 @@ struct CacheOptions: ParsableArguments {
 
     func directory(for kind: CacheLayoutKind) -> String {
         if let cache, !cache.isEmpty { return cache }
-        return DiskCache.defaultDirectory(layout: kind)
+        return CacheLocation.defaultDirectory(layout: kind)
     }
 
     /// The cache as it is, without creating anything (read-only commands);

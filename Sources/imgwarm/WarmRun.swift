@@ -61,7 +61,11 @@ struct WarmRun {
         var config = DownloaderConfiguration()
         config.concurrency = c.concurrency
         config.perHost = c.perHost
-        config.order = plan.executionOrder
+        // WarmPlan alone owns the order (priority, then FIFO or LIFO) and
+        // feeds entries in it: the engine must start them as they arrive,
+        // not re-sort what reaches it together (with LIFO that turned
+        // 29 28 27 ... into 26 27 28 29 25 ...).
+        config.order = .fifo
         config.timeout = c.timeout
         config.connectTimeout = c.connectTimeout
         config.maxBodyBytes = Int(clamping: c.maxBytes)
@@ -84,8 +88,11 @@ struct WarmRun {
         options.pipelineDepth = 2 * c.concurrency + options.validationWorkers
 
         let engine: DownloadEngine = c.dryRun ? NoNetwork() : try Downloader(configuration: config)
-        let prefetcher = Prefetcher(plan: plan, cache: cache, state: state, engine: engine, options: options,
-                                    validate: ImageValidator.validate)
+        // The kill tests' slow writes (a test-only store) are chosen here,
+        // never inside the cache's write path.
+        let store = SlowWriteStore.fromEnvironment(ProcessInfo.processInfo.environment, cache: cache)
+        let prefetcher = Prefetcher(plan: plan, cache: cache, store: store, state: state, engine: engine,
+                                    options: options, validate: ImageValidator.validate)
         let mode = c.quiet ? .none : ProgressPrinter.Mode(rawValue: c.progress) ?? .auto
         let progress = ProgressPrinter(mode: mode, ledger: prefetcher.ledger)
         prefetcher.onFailure = { line in progress.printLine("imgwarm: " + line) }
@@ -102,15 +109,10 @@ struct WarmRun {
             }
         }
 
-        let signals = SignalWatcher { signal in
-            prefetcher.interrupt()
-            engine.cancelAll()
-            _ = signal
-        }
+        let signals = SignalWatcher { _ in prefetcher.cancel() }
         progress.start()
-        prefetcher.run()
+        prefetcher.run()  // shuts the engine down when done
         progress.stop()
-        engine.shutdown()
         signals.stop()
 
         let report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)

@@ -55,10 +55,11 @@ import TestSupport
             #expect(name.allSatisfy { $0.isLetter || $0 == "_" })
             samples[series.replacingOccurrences(of: "cache=\"\(f.cache)\",", with: "").replacingOccurrences(of: "{cache=\"\(f.cache)\"}", with: "")] = Double(line[line.index(after: space)...])
         }
-        // The reference checker, when installed (scripts/setup.sh installs it).
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") {
+        // The reference checker (scripts/setup.sh installs it; required
+        // under CI).
+        if let promtool = neededTool("promtool", for: "promtool check metrics") {
             let check = Process()
-            check.executableURL = URL(fileURLWithPath: "/usr/bin/promtool")
+            check.executableURL = URL(fileURLWithPath: promtool)
             check.arguments = ["check", "metrics"]
             check.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: metrics))
             let out = Pipe()

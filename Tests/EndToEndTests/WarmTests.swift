@@ -275,6 +275,26 @@ import TestSupport
         #expect(r.stderr.components(separatedBy: "downloaded http://").count - 1 == 12)
     }
 
+    /// WarmPlan alone owns the order: the engine starts entries as they
+    /// arrive. Before issue 15 its queue re-sorted what reached it together
+    /// and `--order lifo -j 1` ran 26 27 28 29 25 23 24 22 ...
+    @Test func lifoWithOneTransferRunsNewestFirstExactly() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(30)
+        let manifest = f.writeManifest(urls)
+        let r = try f.warm([manifest, "--order", "lifo", "-j", "1"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(f.server.requestLog() == (0..<30).reversed().map { "/img/\($0).png" })
+        // And with priorities: high lines first, each priority newest first.
+        let g = try WarmFixture()
+        let more = g.servePNGs(12)
+        let lines = more.enumerated().map { i, url in i % 3 == 0 ? url + " priority=high" : url }
+        let r2 = try g.warm([g.writeManifest(lines), "--order", "lifo", "-j", "1"])
+        #expect(r2.status == 0, "\(r2.stderr)")
+        let high = [9, 6, 3, 0], rest = [11, 10, 8, 7, 5, 4, 2, 1]
+        #expect(g.server.requestLog() == (high + rest).map { "/img/\($0).png" })
+    }
+
     @Test func cacheFailedClearLetsTheNextRunFetchAgain() throws {
         let f = try WarmFixture()
         f.server.setFile("/bad.gif", bytes: Array("GIF89a-not-really".utf8), contentType: "image/gif")

@@ -91,12 +91,12 @@ import Glibc
     /// `com.github.kean.Nuke.DataCache`; both under the caches directory.
     @Test func defaultFoldersUnderXDGCacheHome() {
         let xdg = ["XDG_CACHE_HOME": "/srv/c", "HOME": "/home/u"]
-        #expect(DiskCache.defaultDirectory(layout: .sdwebimage, environment: xdg) == "/srv/c/com.hackemist.SDImageCache/default")
-        #expect(DiskCache.defaultDirectory(layout: .kingfisher, environment: xdg) == "/srv/c/com.onevcat.Kingfisher.ImageCache.default")
-        #expect(DiskCache.defaultDirectory(layout: .nuke, environment: xdg) == "/srv/c/com.github.kean.Nuke.DataCache")
-        #expect(DiskCache.defaultDirectory(layout: .nuke, environment: ["HOME": "/home/u"]) == "/home/u/.cache/com.github.kean.Nuke.DataCache")
+        #expect(CacheLocation.defaultDirectory(layout: .sdwebimage, environment: xdg) == "/srv/c/com.hackemist.SDImageCache/default")
+        #expect(CacheLocation.defaultDirectory(layout: .kingfisher, environment: xdg) == "/srv/c/com.onevcat.Kingfisher.ImageCache.default")
+        #expect(CacheLocation.defaultDirectory(layout: .nuke, environment: xdg) == "/srv/c/com.github.kean.Nuke.DataCache")
+        #expect(CacheLocation.defaultDirectory(layout: .nuke, environment: ["HOME": "/home/u"]) == "/home/u/.cache/com.github.kean.Nuke.DataCache")
         // IMGWARM_CACHE names the folder itself, whatever the layout.
-        #expect(DiskCache.defaultDirectory(layout: .kingfisher, environment: ["IMGWARM_CACHE": "/c", "HOME": "/h"]) == "/c")
+        #expect(CacheLocation.defaultDirectory(layout: .kingfisher, environment: ["IMGWARM_CACHE": "/c", "HOME": "/h"]) == "/c")
     }
 
     // MARK: Kingfisher dates

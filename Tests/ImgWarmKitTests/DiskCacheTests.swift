@@ -80,9 +80,9 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
     }
 
     @Test func defaultDirectoryFollowsEnvironment() {
-        #expect(DiskCache.defaultDirectory(environment: ["HOME": "/home/u"]) == "/home/u/.cache/com.hackemist.SDImageCache/default")
-        #expect(DiskCache.defaultDirectory(environment: ["HOME": "/home/u", "XDG_CACHE_HOME": "/x"]) == "/x/com.hackemist.SDImageCache/default")
-        #expect(DiskCache.defaultDirectory(environment: ["HOME": "/home/u", "IMGWARM_CACHE": "/c"]) == "/c")
+        #expect(CacheLocation.defaultDirectory(environment: ["HOME": "/home/u"]) == "/home/u/.cache/com.hackemist.SDImageCache/default")
+        #expect(CacheLocation.defaultDirectory(environment: ["HOME": "/home/u", "XDG_CACHE_HOME": "/x"]) == "/x/com.hackemist.SDImageCache/default")
+        #expect(CacheLocation.defaultDirectory(environment: ["HOME": "/home/u", "IMGWARM_CACHE": "/c"]) == "/c")
     }
 
     @Test func statsCountEntriesAndSkipHiddenFiles() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import TestSupport
 
 
@@ -51,10 +52,19 @@ func linesWithControlCharacters(_ text: String) -> [String] {
     }
 }
 
-/// `sqlite3 DB 'PRAGMA integrity_check'` when sqlite3 is installed: "ok",
-/// or nil without sqlite3.
-func sqliteIntegrity(_ db: String) -> String? {
-    guard let tool = findTool("sqlite3"), let run = runTool(tool, [db, "PRAGMA integrity_check"]) else { return nil }
-    return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+/// `PRAGMA integrity_check` of the SQLite file at `db`, run in-process with
+/// GRDB (the library the state store uses): "ok", or SQLite's findings, or
+/// the error that kept the file from opening. Never skipped: no external
+/// `sqlite3` tool is involved.
+func sqliteIntegrity(_ db: String) -> String {
+    do {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: db, configuration: configuration)
+        let rows = try queue.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
+        return rows.joined(separator: "; ")
+    } catch {
+        return "cannot check \(db): \(error)"
+    }
 }
 

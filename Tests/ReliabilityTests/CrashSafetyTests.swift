@@ -80,7 +80,7 @@ import TestSupport
         let failed = try BinaryRunner.run(["cache", "failed", "--cache", f.cache])
         #expect(failed.status == 0, "\(failed.stderr)")
         #expect(failed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !failed.stdout.contains("http"))
-        if let check = sqliteIntegrity(f.cache + "/.imgwarm/state.sqlite") { #expect(check == "ok") }
+        #expect(sqliteIntegrity(f.cache + "/.imgwarm/state.sqlite") == "ok")
         print("crash safety: \(killedRuns) runs killed (\(killsDuringTransfers) with requests in flight, \(killsWithTempFiles) with temp files left = mid-write, \(tempFilesLeft) temp files in all, \(partialTempFiles) of them partial), \(finishedBeforeKill) finished before the kill, \(filesChecked) cache files checked byte for byte")
         // Most kills must actually interrupt work, or the test proves nothing.
         #expect(killedRuns >= 35)

@@ -31,7 +31,7 @@ import TestSupport
     httpd.serve_forever()
     """
 
-    @Test(.enabled(if: tools != nil, "skipped: needs openssl and python3 for the HTTPS server"))
+    @Test(.enabled(if: runsOrFailsUnderCI(tools != nil), "skipped: needs openssl and python3 for the HTTPS server"))
     func selfSignedCertificateIsRefusedByDefaultAndAcceptedWithInsecure() throws {
         let (openssl, python) = try #require(Self.tools)
         let dir = makeTempDirectory("imgwarm-tls")

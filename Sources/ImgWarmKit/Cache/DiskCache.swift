@@ -41,20 +41,6 @@ public final class DiskCache: @unchecked Sendable {
     /// The data copy (write) stays outside, so workers still overlap there.
     private let directoryLock = NSLock()
 
-    /// The default folder: `${XDG_CACHE_HOME:-$HOME/.cache}/` and the
-    /// layout's folder (`com.hackemist.SDImageCache/default` for SDWebImage).
-    public static func defaultDirectory(layout: CacheLayoutKind = .sdwebimage,
-                                        environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let explicit = environment["IMGWARM_CACHE"], !explicit.isEmpty { return explicit }
-        let base: String
-        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
-            base = xdg
-        } else {
-            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.cache"
-        }
-        return base + "/" + layout.defaultFolder
-    }
-
     /// Opens (without creating) the cache at `directory`.
     public init(directory: String, layout: any CacheLayout = SDWebImageLayout()) {
         self.layout = layout
@@ -149,6 +135,13 @@ public final class DiskCache: @unchecked Sendable {
     /// part. Returns the final path.
     @discardableResult
     public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String? = nil) throws -> String {
+        try store(bytes, for: name, replacing: previous, write: FileIO.writeAll)
+    }
+
+    /// `store` with the copy into the temp file done by `write` (the test
+    /// store `SlowWriteStore` passes a slow one).
+    func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?,
+                                   write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
         let final = directory + "/" + name.storedName
         let temp = tempDirectory + "/" + Self.tempPrefix + "\(tempCounter.next()).tmp"
         directoryLock.lock()
@@ -159,16 +152,11 @@ public final class DiskCache: @unchecked Sendable {
             if e == ENOENT {
                 // A concurrent `cache clear --all` removed the state folder.
                 try Self.makeDirectories(tempDirectory)
-                return try store(bytes, for: name, replacing: previous)
+                return try store(bytes, for: name, replacing: previous, write: write)
             }
             throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
         }
-        // Fault injection for the kill tests (ReliabilityTests): slow,
-        // 4 KiB writes, so a SIGKILL often lands with a partial temp file on
-        // disk. Off unless IMGWARM_TEST_SLOW_WRITES is set.
-        var writeError = bytes.withUnsafeBytes { raw in
-            Self.slowWritesMicroseconds == 0 ? FileIO.writeAll(fd, raw) : Self.slowWriteAll(fd, raw)
-        }
+        var writeError = bytes.withUnsafeBytes { write(fd, $0) }
         // The layout's dates, set before the rename: a reader never sees the
         // file without them (a Kingfisher file with its deadline at now would
         // be expired to a concurrent prune).
@@ -182,26 +170,6 @@ public final class DiskCache: @unchecked Sendable {
             unlink(previous)
         }
         return final
-    }
-
-    /// `IMGWARM_TEST_SLOW_WRITES=MICROSECONDS`: a pause before each 4 KiB
-    /// write of a cache file (tests only; 0 = off).
-    static let slowWritesMicroseconds: useconds_t = {
-        guard let v = ProcessInfo.processInfo.environment["IMGWARM_TEST_SLOW_WRITES"], let n = UInt32(v) else { return 0 }
-        return min(n, 1_000_000)
-    }()
-
-    /// `writeAll` in 4 KiB pieces with a pause before each (fault injection).
-    static func slowWriteAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer) -> Int32 {
-        var offset = 0
-        while offset < raw.count {
-            usleep(slowWritesMicroseconds)
-            let n = min(4096, raw.count - offset)
-            let e = FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + n)]))
-            if e != 0 { return e }
-            offset += n
-        }
-        return 0
     }
 
     /// Gives a file the dates of one just stored (a 304 renews an entry the

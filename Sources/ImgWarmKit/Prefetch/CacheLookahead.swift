@@ -1,5 +1,32 @@
 import Foundation
 
+/// The lookup stage: each plan position's cache file name and existing
+/// file, from the lookahead's workers when the cache held files at the
+/// start, else looked up by the feeder itself.
+final class CacheLookups {
+    private let plan: WarmPlan
+    private let cache: DiskCache
+    private let lookahead: CacheLookahead?
+    private var chunk: [CacheLookahead.Lookup]?
+
+    init(plan: WarmPlan, cache: DiskCache) {
+        self.plan = plan
+        self.cache = cache
+        // Only an existing cache has cached files to find.
+        lookahead = cache.holdsEntries() ? CacheLookahead(plan: plan, cache: cache) : nil
+        lookahead?.start(threads: ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    /// Positions are asked for in order, each once.
+    func lookup(at position: Int) -> CacheLookahead.Lookup {
+        let within = position % CacheLookahead.chunkSize
+        if within == 0 { chunk = lookahead?.take(chunk: position / CacheLookahead.chunkSize) }
+        return chunk?[within] ?? CacheLookahead.lookup(plan.key(Int(plan.order[position])), in: cache)
+    }
+
+    func stop() { lookahead?.stop() }
+}
+
 /// The feed loop's cache lookups (file name and existing entry), done ahead
 /// of it, a chunk of plan positions at a time, on one thread per core.
 ///

@@ -5,6 +5,8 @@ public enum Outcome: UInt8, CaseIterable, Sendable {
     /// Not reached: the run was interrupted, or `--budget` left it out.
     case pending = 0
     case downloaded, cached, revalidated, blocked, failed, duplicate, skipped
+    /// `--dry-run`: what a real run would do; nothing was requested.
+    case wouldDownload, wouldRevalidate
 
     public var name: String {
         switch self {
@@ -16,8 +18,13 @@ public enum Outcome: UInt8, CaseIterable, Sendable {
         case .failed: return "failed"
         case .duplicate: return "duplicate"
         case .skipped: return "skipped"
+        case .wouldDownload: return "would-download"
+        case .wouldRevalidate: return "would-revalidate"
         }
     }
+
+    /// Outcomes only a dry run has (and a real run never counts).
+    public var isDryRun: Bool { self == .wouldDownload || self == .wouldRevalidate }
 }
 
 /// The error class of a failed entry.

@@ -120,8 +120,8 @@ public final class ProgressPrinter: @unchecked Sendable {
         var lines: [String] = []
         let counts = Outcome.allCases.filter { $0 != .pending && s[$0] > 0 }.map { o -> String in
             var name = o.name
-            if dryRun && o == .downloaded { name = "to download" }
-            if dryRun && o == .revalidated { name = "to revalidate" }
+            if o == .wouldDownload { name = "to download" }
+            if o == .wouldRevalidate { name = "to revalidate" }
             return "\(s[o]) \(name)"
         }
         lines.append((dryRun ? "dry run: " : "") + "\(s.total) entries: " + (counts.isEmpty ? "nothing to do" : counts.joined(separator: ", ")))

@@ -16,7 +16,7 @@ extension RunReport {
             }
         }
         metric("imgwarm_entries", "Manifest entries of the last warm run, by outcome.", "gauge",
-               Outcome.allCases.filter { $0 != .pending }.map { ("outcome=\"\($0.name)\"", "\(snap[$0])") })
+               Outcome.allCases.filter { $0 != .pending && !$0.isDryRun }.map { ("outcome=\"\($0.name)\"", "\(snap[$0])") })
         metric("imgwarm_errors", "Failed or skipped entries of the last warm run, by error class.", "gauge",
                EntryError.allCases.filter { $0 != .none }.map { ("class=\"\($0.name ?? "")\"", "\(snap.errors[$0] ?? 0)") })
         metric("imgwarm_downloaded_bytes", "Bytes downloaded by the last warm run.", "gauge", [("", "\(snap.bytesDownloaded)")])

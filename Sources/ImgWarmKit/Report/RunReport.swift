@@ -64,13 +64,10 @@ public struct RunReport {
             var file: String?
             if wr.fileExists {
                 file = cache.existingPath(forKey: key)
-            } else if dryRun && (r.outcome == .downloaded) {
+            } else if r.outcome == .wouldDownload {
                 file = cache.path(forKey: key)
             }
-            var outcome = r.outcome == .pending ? "skipped" : r.outcome.name
-            if dryRun && (r.outcome == .downloaded || r.outcome == .revalidated) {
-                outcome = r.outcome == .downloaded ? "would-download" : "would-revalidate"
-            }
+            let outcome = r.outcome == .pending ? "skipped" : r.outcome.name
             let dims = ledger.dimensions(winner)
             try body(Row(
                 url: Redaction.url(plan.url(index)), key: Redaction.url(key), file: file,
@@ -110,7 +107,7 @@ public struct RunReport {
         let snap = ledger.snapshot()
         w.write(first ? "],\n" : "\n  ],\n")
         var totals = "  \"totals\": {\"entries\": \(snap.total)"
-        for o in Outcome.allCases where o != .pending {
+        for o in Outcome.allCases where o != .pending && (dryRun || !o.isDryRun) {
             totals += ", \(JSON.string(o.name)): \(snap[o])"
         }
         let errors = snap.errors.sorted { $0.key.rawValue < $1.key.rawValue }

@@ -1,0 +1,75 @@
+/// The write side of the cache as `warm` sees it: atomic writes under a
+/// name, and the renewal a 304 asks for. Which names and dates an entry
+/// gets is the cache layout's business (DiskCache and CacheEntryName); a
+/// store only writes. A protocol so that tests and the CLI's test hooks can
+/// put faults in front of the real thing.
+public protocol CacheStore: AnyObject, Sendable {
+    /// Writes `bytes` as the entry `name`: a reader (the app, another run,
+    /// prune) sees the old file or the whole new one, never a part.
+    /// `previous`: the path of the file the entry had, removed when the new
+    /// name differs. Throws `CacheError`.
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?) throws
+    /// A 304 kept the entry: renews its time. Its size, nil when it is gone.
+    func renew(_ name: CacheEntryName) -> Int64?
+}
+
+extension DiskCache: CacheStore {
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?) throws {
+        try store(bytes, for: name, replacing: previous)
+    }
+
+    public func renew(_ name: CacheEntryName) -> Int64? {
+        guard let entry = existingEntry(for: name) else { return nil }
+        touch(path: entry.path)
+        return entry.size
+    }
+}
+
+/// The budget gate in front of a store: with `--budget`, a new file is
+/// written only when it fits, decided strictly in feed order.
+final class GatedStore: @unchecked Sendable {
+    let store: CacheStore
+    let gate: BudgetGate?
+
+    init(store: CacheStore, gate: BudgetGate?) {
+        self.store = store
+        self.gate = gate
+    }
+
+    /// A place in feed order, taken when the entry is requested.
+    func ticket() -> Int? { gate?.issue() }
+
+    /// The entry stores nothing: later entries need not wait for it.
+    func pass(_ ticket: Int?) {
+        if let gate, let ticket { gate.decide(ticket, size: nil) { _ in } }
+    }
+
+    /// Writes `body` once every earlier ticket is decided and it fits.
+    /// `then` may run on the thread that decides an earlier entry.
+    func write(_ body: [UInt8], as name: CacheEntryName, replacing previous: String?, ticket: Int?,
+               then: @escaping (StoreResult) -> Void) {
+        guard let gate, let ticket else { return then(write(body, as: name, replacing: previous)) }
+        // Replacing a cached file (--refresh) is not new room.
+        let allocated: UInt64? = previous == nil ? UInt64((body.count + 4095) / 4096 * 4096) : nil
+        gate.decide(ticket, size: allocated) { [self] fits in
+            then(fits ? write(body, as: name, replacing: previous) : .overBudget(limit: gate.limit))
+        }
+    }
+
+    /// A 304: nothing new to store; the cached file's time is renewed.
+    func renew(_ name: CacheEntryName, ticket: Int?) -> StoreResult {
+        pass(ticket)
+        return store.renew(name).map { .renewed(bytes: $0) } ?? .vanished
+    }
+
+    private func write(_ body: [UInt8], as name: CacheEntryName, replacing previous: String?) -> StoreResult {
+        do {
+            try body.withUnsafeBytes { try store.store($0, as: name, replacing: previous) }
+            return .stored
+        } catch let error as CacheError {
+            return .failed(error)
+        } catch {
+            return .failed(CacheError(path: name.storedName, reason: "\(error)"))
+        }
+    }
+}
