@@ -113,7 +113,7 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
         written.append(name.storedName)
     }
 
-    func renew(_ name: CacheFileName) -> Int64? { nil }
+    func renew(_ name: CacheEntryName) -> Int64? { nil }
 }
 
 @Suite struct PrefetcherTests {
