@@ -39,6 +39,12 @@ let package = Package(
                 .linkedLibrary("webp"),
                 .linkedLibrary("webpdemux"),
                 .linkedLibrary("z"),
+                // AVIF (libavif; libaom decodes AV1, see avif_validate.c),
+                // HEIC/HEIF (libheif), JPEG XL (libjxl).
+                .linkedLibrary("avif"),
+                .linkedLibrary("aom"),
+                .linkedLibrary("heif"),
+                .linkedLibrary("jxl"),
             ]
         ),
         // getdents64 and statx (birth times) for the cache walk of `cache
@@ -83,6 +89,10 @@ let package = Package(
                 .linkedLibrary("gif"),
                 .linkedLibrary("webp"),
                 .linkedLibrary("webpmux"),
+                // libavif + aom, libheif + x265, libjxl: modern_fixtures.c.
+                .linkedLibrary("avif"),
+                .linkedLibrary("heif"),
+                .linkedLibrary("jxl"),
             ]
         ),
         // A loopback HTTP server that misbehaves on request, for tests.

@@ -41,7 +41,7 @@ echo "fuzz: building the image target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \
   -Xcc -fmodule-map-file="$out/module/module.modulemap" \
   fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift "${objs[@]}" \
-  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -lavif -lheif -ljxl -ljxl_threads
+  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -lavif -laom -lheif -ljxl -ljxl_threads
 
 # A Swift runtime backtrace on top of ASan's report only adds noise.
 export SWIFT_BACKTRACE=enable=no

@@ -13,6 +13,9 @@ required=(
   libpng-dev             # PNG validation
   libjpeg-dev            # JPEG validation (libjpeg-turbo)
   libgif-dev             # GIF validation
+  libavif-dev libaom-dev # AVIF validation (libavif, libaom decodes AV1) and test encoding
+  libheif-dev            # HEIC/HEIF validation and test encoding (x265)
+  libjxl-dev             # JPEG XL validation and test encoding
   libsqlite3-dev         # state store (GRDB)
   libwebp-dev            # WebP validation (still and animated)
   libavif-dev            # AVIF validation

@@ -56,6 +56,18 @@ int iwf_webp_animated(uint32_t width, uint32_t height, uint32_t frames, int loss
 /* The pixel value every encoder here uses: a gradient plus hash noise. */
 uint8_t iwf_sample(uint32_t x, uint32_t y, uint32_t channel, uint32_t seed);
 
+/* AVIF through libavif and aom (speed 10): frames > 1 makes an image
+   sequence (`avis`, one track); alpha adds an alpha item or track. */
+int iwf_avif(uint32_t width, uint32_t height, uint32_t frames, int alpha, iwf_buffer *out);
+
+/* HEIC through libheif and x265 (quality 50): one primary image, RGB or,
+   with alpha, RGBA (an auxiliary alpha image). */
+int iwf_heic(uint32_t width, uint32_t height, int alpha, iwf_buffer *out);
+
+/* JPEG XL through libjxl (effort 3): a bare codestream, or with container
+   the ISO-BMFF container; frames > 1 makes an animation. */
+int iwf_jxl(uint32_t width, uint32_t height, uint32_t frames, int container, iwf_buffer *out);
+
 /* The CRC-32 of PNG chunks (over type + data). */
 uint32_t iwf_crc32(const uint8_t *data, size_t len);
 #endif
