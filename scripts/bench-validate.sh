@@ -68,6 +68,9 @@ for k, f in enumerate(frames):
         else: out += chunk(b'fdAT', struct.pack('>I', seq) + d); seq += 1
 open(sys.argv[1], 'wb').write(out + chunk(b'IEND', b''))
 PY
+  # Animated AVIF (a 3-frame sequence) and JPEG XL (from the APNG).
+  avifenc -s 8 "$dir/f1-$seed.png" "$dir/f2-$seed.png" "$dir/f3-$seed.png" "$dir/avif_sequence_thumb-$seed.avif" >/dev/null
+  cjxl "$dir/apng_thumb-$seed.png" "$dir/jxl_animated_thumb-$seed.jxl" -d 1.5 >/dev/null 2>&1
   convert "$dir/png_thumb-$seed.png" "$dir/bmp_thumb-$seed.bmp"
   convert "$dir/png_thumb-$seed.png" -resize 64x64 "$dir/ico_thumb-$seed.ico"
   convert "$dir/png_thumb-$seed.png" "$dir/tiff_thumb-$seed.tif"

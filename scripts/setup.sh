@@ -13,14 +13,11 @@ required=(
   libpng-dev             # PNG validation
   libjpeg-dev            # JPEG validation (libjpeg-turbo)
   libgif-dev             # GIF validation
-  libavif-dev libaom-dev # AVIF validation (libavif, libaom decodes AV1) and test encoding
-  libheif-dev            # HEIC/HEIF validation and test encoding (x265)
-  libjxl-dev             # JPEG XL validation and test encoding
   libsqlite3-dev         # state store (GRDB)
   libwebp-dev            # WebP validation (still and animated)
-  libavif-dev            # AVIF validation
-  libheif-dev            # HEIC/HEIF validation
-  libjxl-dev             # JPEG XL validation
+  libavif-dev libaom-dev # AVIF validation (libaom decodes AV1) and the tests' encoder
+  libheif-dev            # HEIC/HEIF validation and the tests' encoder (x265)
+  libjxl-dev             # JPEG XL validation and the tests' encoder
   imagemagick            # test images (ICO, BMP, TIFF), scripts/bench-validate.sh
   webp libavif-bin libheif-examples libjxl-tools   # cwebp, avifenc, heif-enc, cjxl: test images, fuzz seeds, bench
   python3                # demo server, test summary, bench helpers

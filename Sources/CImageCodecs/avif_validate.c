@@ -12,6 +12,7 @@
    from `mdat` is peeked first (aom_codec_peek_stream_info reads the
    sequence header's maximum frame size) and one over the limit stops the
    decode before libaom allocates that frame. */
+#define _GNU_SOURCE /* strcasestr */
 #include <aom/aom_decoder.h>
 #include <aom/aomdx.h>
 #include <avif/avif.h>
@@ -95,10 +96,11 @@ static int iw_avif_status(avifResult result) {
    prefer them. where: "" or " in frame N". */
 static int iw_avif_fail(const avifDecoder *decoder, avifResult result, const char *where, iw_result *out) {
     const char *detail = decoder->diag.error;
-    /* An extent past the end of the data fails the parse as "Exceeded
-       avifIO's sizeHint, possibly truncated data" (read.c): a cut file
+    /* An extent past the end of the data fails as "Exceeded avifIO's
+       sizeHint, possibly truncated data" or "Item ID %u extent offset
+       failed size hint sanity check. Truncated data?" (read.c): a cut file
        whose box sizes were patched to fit looks like that. */
-    int truncated = strstr(detail, "truncated data") != NULL;
+    int truncated = strcasestr(detail, "truncated data") != NULL;
     if (detail[0])
         iw_set_reason(out, "%s%s (%s)", avifResultToString(result), where, detail);
     else
@@ -159,8 +161,13 @@ static int iw_avif_run(avifDecoder *decoder, const iw_avif_io *io, uint64_t max_
         return IW_NO_PIXELS;
     }
     uint32_t count = (uint32_t)decoder->imageCount;
-    int status = iw_check_frame_budget(count, w, h, max_pixels, out);
+    int status = iw_check_frame_count(count, out);
     if (status != IW_OK) return status;
+    /* The whole sequence against the budget before its first frame. */
+    uint64_t total = 0;
+    for (uint32_t i = 1; i <= count; i++) {
+        if (iw_frames_over_budget(&total, (uint64_t)w * h, max_pixels, i, out)) return IW_TOO_LARGE;
+    }
     for (uint32_t i = 0; i < count; i++) {
         result = avifDecoderNextImage(decoder);
         if (result != AVIF_RESULT_OK) {

@@ -33,13 +33,16 @@ static int iw_heif_fail(struct heif_error error, const char *step, iw_result *ou
 }
 
 /* heif_context_read_* refuses an `ispe` over the side limit with
-   heif_suberror_Security_limit_exceeded and "Image size WxH exceeds the
-   maximum image size MxM" (heif_context.cc, HeifContext::interpret_heif_file).
-   Returns 1 with the size filled when that is the failure. */
+   heif_suberror_Security_limit_exceeded and a message ending in "Image size
+   WxH exceeds the maximum image size MxM" (heif_context.cc,
+   HeifContext::interpret_heif_file; the error's text is prefixed with its
+   code's and subcode's names). Returns 1 with the size filled when that is
+   the failure. */
 static int iw_heif_size_refusal(struct heif_error error, uint64_t max_pixels, iw_result *out) {
     unsigned w = 0, h = 0;
-    if (error.subcode != heif_suberror_Security_limit_exceeded || !error.message ||
-        sscanf(error.message, "Image size %ux%u", &w, &h) != 2)
+    const char *size = error.message ? strstr(error.message, "Image size ") : NULL;
+    if (error.subcode != heif_suberror_Security_limit_exceeded || !size ||
+        sscanf(size, "Image size %ux%u", &w, &h) != 2)
         return 0;
     out->width = w;
     out->height = h;

@@ -42,6 +42,7 @@ static int iw_jxl_run(JxlDecoder *dec, const uint8_t *data, size_t len, uint64_t
     JxlBasicInfo info;
     int have_info = 0, in_frame = 0;
     uint32_t frames = 0;
+    uint64_t total = 0;
     char where[48];
     for (;;) {
         JxlDecoderStatus status = JxlDecoderProcessInput(dec);
@@ -65,8 +66,9 @@ static int iw_jxl_run(JxlDecoder *dec, const uint8_t *data, size_t len, uint64_t
             frames++;
             in_frame = 1;
             /* Coalesced (the default): every frame is the full canvas. */
-            int budget = iw_check_frame_budget(frames, info.xsize, info.ysize, max_pixels, out);
-            if (budget != IW_OK) return budget;
+            if (iw_check_frame_count(frames, out) != IW_OK ||
+                iw_frames_over_budget(&total, (uint64_t)info.xsize * info.ysize, max_pixels, frames, out))
+                return IW_TOO_LARGE;
             break;
         }
         case JXL_DEC_NEED_IMAGE_OUT_BUFFER:

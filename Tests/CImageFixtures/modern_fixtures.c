@@ -29,6 +29,13 @@ int iwf_avif(uint32_t width, uint32_t height, uint32_t frames, int alpha, iwf_bu
     encoder->speed = AVIF_SPEED_FASTEST;
     encoder->maxThreads = 1;
     encoder->timescale = 10;
+    /* Fixed quantizers: with libavif's defaults, Debian's libaom (built
+       with assertions) aborts in its rate control on longer sequences of
+       small frames (ratectrl.c: `q <= rc->worst_quality`). */
+    encoder->minQuantizer = 20;
+    encoder->maxQuantizer = 20;
+    encoder->minQuantizerAlpha = 20;
+    encoder->maxQuantizerAlpha = 20;
     avifImageAllocatePlanes(image, alpha ? AVIF_PLANES_ALL : AVIF_PLANES_YUV);
     for (uint32_t f = 0; f < frames; f++) {
         for (uint32_t plane = 0; plane < 3; plane++) {

@@ -68,11 +68,12 @@ struct ModernCase: CustomTestStringConvertible, Sendable {
 
     @Test(arguments: ModernCase.all.filter(\.hasBoxes))
     func cutShortWithBoxSizesPatchedFails(_ c: ModernCase) {
-        // The last box (mdat, or the JPEG XL container's jxlc) shrunk to
-        // end at the cut: the container is consistent, the data is not.
+        // The last box (mdat, or the JPEG XL container's jxlc, or its last
+        // jxlp: libjxl writes an animation in parts) shrunk to end at the
+        // cut: the container is consistent, the data is not.
         let last = ModernFixture.boxes(c.bytes).last!
-        #expect(last.offset + last.size == c.bytes.count && ["mdat", "jxlc"].contains(last.type))
-        for cut in [last.offset + 9, (last.offset + c.bytes.count) / 2, c.bytes.count - 1] {
+        #expect(last.offset + last.size == c.bytes.count && ["mdat", "jxlc", "jxlp"].contains(last.type))
+        for cut in [last.offset + 16, (last.offset + c.bytes.count) / 2, c.bytes.count - 1] {
             let patched = ModernFixture.cutWithPatchedSizes(c.bytes, to: cut)
             #expect(ModernFixture.boxes(patched).last.map { $0.offset + $0.size } == patched.count)
             let r = reason(validate(patched))
@@ -102,12 +103,12 @@ struct ModernCase: CustomTestStringConvertible, Sendable {
 // MARK: animations: frame budget
 
 @Suite struct DecodeModernAnimationBudget {
-    // frame_budget.h: frames x canvas <= 10 x max_pixels.
+    // internal.h, iw_frames_over_budget: frames x canvas <= 10 x max_pixels.
     @Test func avifSequenceOverTheFrameBudgetIsRefusedFromTheContainer() {
         let avif = ModernFixture.avif(32, 32, frames: 12)
         #expect(validate(avif) == .success(ImageInfo(format: .avif, width: 32, height: 32, frames: 12)))
         #expect(reason(validate(avif, limit(1024)))
-            == "AVIF frames add up to more than 10 times the pixel limit of 1024 (12 frames of 32x32)")
+            == "AVIF frames add up to more than 10 times the pixel limit of 1024 (11264 pixels by frame 11)")
         #expect(validate(avif, limit(1229)) == .success(ImageInfo(format: .avif, width: 32, height: 32, frames: 12)))
     }
 
@@ -116,7 +117,7 @@ struct ModernCase: CustomTestStringConvertible, Sendable {
         #expect(validate(jxl) == .success(ImageInfo(format: .jxl, width: 32, height: 32, frames: 12)))
         // libjxl gives frame headers one at a time: the 11th breaks it.
         #expect(reason(validate(jxl, limit(1024)))
-            == "JPEG XL frames add up to more than 10 times the pixel limit of 1024 (11 frames of 32x32)")
+            == "JPEG XL frames add up to more than 10 times the pixel limit of 1024 (11264 pixels by frame 11)")
     }
 }
 
@@ -125,7 +126,7 @@ struct ModernCase: CustomTestStringConvertible, Sendable {
 /// Peak resident memory of this process so far, in MB.
 private func peakRSSMB() -> Int {
     var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
     return usage.ru_maxrss / 1024  // kilobytes on Linux
 }
 
@@ -169,7 +170,5 @@ private func peakRSSMB() -> Int {
         // read, before libaom allocates a frame (avif_validate.c).
         let avif = ModernFixture.withISPE(ModernFixture.avif(64, 48), width: 8, height: 8)
         #expect(reason(validate(avif, limit(1000))) == "AVIF 64x48 exceeds the pixel limit of 1000")
-        // Within the limit, the disagreement itself is the fault.
-        #expect(reason(validate(avif))?.hasPrefix("corrupt AVIF: ") == true)
     }
 }

@@ -36,7 +36,7 @@ enum ModernFixture {
     }
 
     /// The file cut to `length` bytes with its last top-level box (`mdat`,
-    /// or `jxlc` in the JPEG XL container) shrunk to end exactly there, so
+    /// or `jxlc`/`jxlp` in the JPEG XL container) shrunk to end there, so
     /// every box size agrees with the cut and only the content is missing.
     static func cutWithPatchedSizes(_ file: [UInt8], to length: Int) -> [UInt8] {
         let last = boxes(file).last!

@@ -60,8 +60,8 @@ int iw_validate_webp(const uint8_t *data, size_t len, uint64_t max_pixels, iw_re
    container or codestream header gives the size (and the frame count) and
    the limits are checked there, before any pixel is decoded; then every
    frame is decoded (the primary image for HEIF, see heif_validate.c).
-   Animations are bounded in frames and in total pixels (frame_budget.h):
-   IW_TOO_LARGE with a reason. `frames` is 1 for still images. */
+   Animations are bounded in total pixels, as GIF's, and in frames
+   (frame_budget.h): IW_TOO_LARGE with a reason. `frames` is 1 for still images. */
 int iw_validate_avif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_heif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_jxl(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);

@@ -14,9 +14,10 @@ enum CodecBridge {
         case .jpeg: return iw_validate_jpeg
         case .gif: return iw_validate_gif
         case .webp: return iw_validate_webp
-        // Recognised, not decoded yet: AVIF (libavif), HEIC/HEIF (libheif)
-        // and JPEG XL (libjxl) plug their shims in here.
-        case .avif, .heic, .heif, .jxl: return nil
+        case .avif: return iw_validate_avif
+        // libheif reads both: HEVC (libde265) and AV1-coded HEIF alike.
+        case .heic, .heif: return iw_validate_heif
+        case .jxl: return iw_validate_jxl
         case .bmp, .ico, .tiff, .pdf, .svg, .unknown: return nil
         }
     }
