@@ -227,7 +227,11 @@ struct SniffCase: CustomTestStringConvertible, Sendable {
         // 30-bit height 2^30, 1:1.
         let bomb = Self.jxlCodestream([(0, 1), (3, 2), (1 << 30 - 1, 30), (1, 3)])
         #expect(reason(validate(bomb, options)) == "JPEG XL 1073741824x1073741824 exceeds the pixel limit of 100000000")
-        #expect(reason(validate(bomb)) == "JPEG XL 1073741824x1073741824 exceeds the pixel limit of 100000000")
+        // Decoded, libjxl reads the whole image header before it gives the
+        // size, and the zeros after this SizeHeader are no valid header:
+        // refused before any pixel all the same. A real image with a huge
+        // SizeHeader: DecodeModernBombs.jxlSizeHeaderClaimingHugeDimensions.
+        #expect(reason(validate(bomb)) == "corrupt JPEG XL: libjxl rejected the data in the header")
     }
 }
 
