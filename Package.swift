@@ -108,12 +108,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ImgWarmKitTests",
-            dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures"],
+            dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["ImgWarmKit", "TestSupport"],
+            dependencies: ["ImgWarmKit", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // Issue 9: the adversarial suite (kills, concurrent runs, disk full,

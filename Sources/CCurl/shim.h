@@ -39,6 +39,20 @@ static inline const char *imgwarm_easy_header_value(CURL *h, const char *name) {
     return NULL;
 }
 
+/* libcurl's URL API (curl_url): its flags are macros; the few combinations
+ * imgwarm uses are chosen here. `lenient` also takes what a transfer would
+ * not (other schemes, spaces, raw non-ASCII): for finding credentials in
+ * arbitrary text, never for deciding what to fetch. */
+static inline CURLUcode imgwarm_url_set(CURLU *u, const char *text, int lenient) {
+    unsigned int flags = lenient ? (CURLU_NON_SUPPORT_SCHEME | CURLU_URLENCODE | CURLU_ALLOW_SPACE) : 0;
+    return curl_url_set(u, CURLUPART_URL, text, flags);
+}
+/* A part as written in the URL (not decoded); the port with the scheme's
+ * default when the URL names none. */
+static inline CURLUcode imgwarm_url_get(CURLU *u, CURLUPart part, char **out) {
+    return curl_url_get(u, part, out, part == CURLUPART_PORT ? CURLU_DEFAULT_PORT : 0);
+}
+
 /* CURLMsg.data is a union; read its result member here. */
 static inline CURLcode imgwarm_msg_result(const CURLMsg *m) { return m->data.result; }
 #endif

@@ -55,3 +55,18 @@ long imgwarm_getdents(int fd, void *buffer, unsigned long size) {
     long n = syscall(SYS_getdents64, fd, buffer, size);
     return n < 0 ? -(long)errno : n;
 }
+
+int imgwarm_open_noatime(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+    return fd >= 0 ? fd : -errno;
+}
+
+int imgwarm_renew_atime(const char *path) {
+    struct timespec times[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
+    return utimensat(AT_FDCWD, path, times, 0) == 0 ? 0 : errno;
+}
+
+int imgwarm_set_atime(int fd, int64_t sec, int64_t nsec) {
+    struct timespec times[2] = {{(time_t)sec, (long)nsec}, {0, UTIME_OMIT}};
+    return futimens(fd, times) == 0 ? 0 : errno;
+}

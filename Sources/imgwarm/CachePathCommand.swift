@@ -5,7 +5,7 @@ struct CachePathCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "path",
         abstract: "Print the cache file path for each URL (or cache key).",
-        discussion: "Prints the existing file (sdwebimage: the name with extension, or the bare-MD5 fallback; kingfisher: SHA-256 of the key, if its deadline has not passed; nuke: SHA-1 of the key) or else the name imgwarm would write. Exits 0 when every entry exists, 1 otherwise."
+        discussion: "An http(s) URL is keyed as a manifest line is (the URL an app's URL(string:) gives, percent- and IDNA-encoded); anything else is taken as a cache key verbatim. Prints the existing file (sdwebimage: the name with extension, or the bare-MD5 fallback; kingfisher: SHA-256 of the key, if its deadline has not passed; nuke: SHA-1 of the key) or else the name imgwarm would write. Exits 0 when every entry exists, 1 otherwise."
     )
 
     @OptionGroup var cacheOptions: CacheOptions
@@ -20,12 +20,14 @@ struct CachePathCommand: ParsableCommand {
     func run() throws {
         let cache = try cacheOptions.existingCache()
         var allExist = true
-        for url in urls {
-            if let existing = cache.existingPath(forKey: url) {
+        for argument in urls {
+            // The default key of a manifest line with this URL.
+            let key = (try? ParsedURL.parse(argument).get())?.absolute ?? argument
+            if let existing = cache.existingPath(forKey: key) {
                 print(existing)
             } else {
                 allExist = false
-                print(cache.path(forKey: url))
+                print(cache.path(forKey: key))
             }
         }
         if !allExist { throw ExitCode(ExitStatus.entriesFailed) }

@@ -49,8 +49,11 @@ struct WarmRun {
         for path in c.retryFrom {
             let fileIndex = plan.addManifestPath(path)
             do {
-                for entry in try ReportReader.failedEntries(reportPath: path, fileIndex: fileIndex, options: manifestOptions) {
-                    plan.add(entry)
+                let failed = try ReportReader.failedEntries(reportPath: path, fileIndex: fileIndex, options: manifestOptions)
+                for entry in failed.entries { plan.add(entry) }
+                for p in failed.problems {
+                    plan.add(p)
+                    printError("\(plan.describe(p.source)): \(p.reason)")
                 }
             } catch let e as ReportReader.ReadError {
                 throw Failure.usage(e.description)
@@ -105,6 +108,9 @@ struct WarmRun {
                     line += ProgressPrinter.entryDetails(format: r.format, dimensions: ledger.dimensions(index),
                                                          frames: ledger.frames(index), response: ledger.response(index))
                 }
+                // The manifest text had characters the app's URL(string:)
+                // percent-encodes: this is the URL it requests and keys by.
+                if plan.reencoded(index) { line += " (re-encoded from \(plan.describe(plan.source(index))))" }
                 progress.printLine(line)
             }
         }

@@ -41,25 +41,36 @@ import Testing
     }
 
     @Test func colonAndNulRemovedFromExtension() {
-        #expect(CacheFileName.pathExtension(ofPath: "a.b:c") == "b:c")
-        // Not a URL (space), so the string's own extension "jp:g" is used.
+        #expect(CacheFileName.sanitized("b:c") == "bc")
+        // Not a URL before iOS 17 (space), so the string's own extension
+        // "jp:g" is used; an iOS 17+ app gets the same from the encoded URL.
         let name = CacheFileName(key: "my photo.jp:g")
         #expect(name.sdExtension == "jpg")
         // SDWebImage hashes key.UTF8String with strlen(): up to the NUL.
         let withNul = CacheFileName(key: "my photo.j\u{0}pg")
         #expect(withNul.sdExtension == "jpg")
         #expect(withNul.md5 == "3a68164e2d093622d612030453d88845")
-        // "file.jp:g" parses as a URL with scheme "file.jp" and no path.
-        #expect(CacheFileName(key: "file.jp:g").sdExtension == nil)
+        // "file.jp:g": scheme "file.jp", path "g" under RFC 3986 (no
+        // extension); CFURL finds no path at all (`CFURL.inc.h`: a scheme
+        // must be followed by "/"), so NSURL.pathExtension is nil and
+        // SDWebImage takes `key.pathExtension`, "jp:g" -> "jpg".
+        let odd = CacheFileName(key: "file.jp:g")
+        #expect(odd.sdExtension == nil)
+        #expect(odd.extensions == ["jpg"])
+        #expect(odd.storedName == odd.md5)
     }
 
     @Test func oddExtensionsAreStoredUnderTheBareMD5() {
-        // "b c" after decoding: SDWebImage appends it, but a bare name is
-        // what every reader finds (it falls back to it).
+        // "a.b%20c": the decoded last component "a.b c" has a space after
+        // the dot, which ends the extension for CoreFoundation
+        // (`CFUtilities.c`, `__IsInvalidExtensionCharacter`) and for
+        // swift-foundation (`Span+Path.swift`, `pathExtensionDotIndex`).
+        // CF's NSURL then has none and SDWebImage falls back to
+        // `key.pathExtension`, "b%20c"; an iOS 17+ app appends nothing.
         let name = CacheFileName(key: "https://example.com/a.b%20c")
-        #expect(name.sdName == "8c0298e31fcaf8568f4d7324b8608259.b c")
+        #expect(name.sdName == "8c0298e31fcaf8568f4d7324b8608259")
         #expect(name.storedName == "8c0298e31fcaf8568f4d7324b8608259")
-        #expect(name.lookupNames == ["8c0298e31fcaf8568f4d7324b8608259.b c", "8c0298e31fcaf8568f4d7324b8608259"])
+        #expect(name.lookupNames == ["8c0298e31fcaf8568f4d7324b8608259.b%20c", "8c0298e31fcaf8568f4d7324b8608259"])
         let nonASCII = CacheFileName(key: "https://example.com/photo.jpég")
         #expect(nonASCII.storedName == nonASCII.md5)
         // Ordinary extensions keep their case and are written as such.
@@ -73,9 +84,12 @@ import Testing
     }
 
     @Test func nonURLKeysWithQueryCharactersKeepThemInTheExtension() {
-        // Not a URL (space): NSString.pathExtension keeps "png?x=1".
+        // Not a URL before iOS 17 (space): NSString.pathExtension keeps
+        // "png?x=1". An iOS 17+ app encodes the space and has the query
+        // "x=1" apart: "png". Both are looked up; the bare MD5 is written.
         let name = CacheFileName(key: "a b.png?x=1")
-        #expect(name.sdExtension == "png?x=1")
+        #expect(name.sdExtension == "png")
+        #expect(name.extensions == ["png", "png?x=1"])
         #expect(name.storedName == name.md5)
     }
 }

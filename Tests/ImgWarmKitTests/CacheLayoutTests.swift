@@ -181,7 +181,7 @@ import Glibc
         f.setTimes((path as NSString).lastPathComponent, atime: after, mtime: after - 1)
         #expect(cache.existingPath(forKey: key) == nil)
         // A revalidation renews the deadline.
-        cache.touch(path: path)
+        cache.renewAccessTime(path: path)
         #expect(cache.existingPath(forKey: key) == path)
         try #require(imgwarm_statat(AT_FDCWD, path, &info) == 0)
         #expect(info.mtime_ns > CachePruner.clockNow() + 3_500_000_000_000)

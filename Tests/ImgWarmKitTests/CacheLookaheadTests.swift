@@ -31,7 +31,7 @@ import Testing
         let (plan, cache, dir) = try planAndCache(count: 3 * CacheLookahead.chunkSize + 17)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(cache.holdsEntries())
-        let lookahead = CacheLookahead(plan: plan, cache: cache, chunksAhead: 2)
+        let lookahead = CacheLookahead(plan: plan, cache: cache, renewingHits: false, chunksAhead: 2)
         lookahead.start(threads: 3)
         // Time for the workers to fill the window (chunks 0...2): they may
         // not run further ahead than that, so this waits for nothing else.
@@ -42,7 +42,7 @@ import Testing
             let within = position % CacheLookahead.chunkSize
             if within == 0 { chunk = lookahead.take(chunk: position / CacheLookahead.chunkSize) }
             let key = plan.key(Int(plan.order[position]))
-            let direct = CacheLookahead.lookup(key, in: cache)
+            let direct = CacheLookahead.lookup(key, in: cache, renewingHits: false)
             if let lookup = chunk?[within] {
                 fromChunks += 1
                 #expect(lookup.name.storedName == direct.name.storedName)
@@ -62,7 +62,7 @@ import Testing
         let (plan, cache, dir) = try planAndCache(count: 10 * CacheLookahead.chunkSize)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for threads in [1, 2, 4] {
-            let lookahead = CacheLookahead(plan: plan, cache: cache, chunksAhead: 3)
+            let lookahead = CacheLookahead(plan: plan, cache: cache, renewingHits: false, chunksAhead: 3)
             lookahead.start(threads: threads)
             _ = lookahead.take(chunk: 0)
             _ = lookahead.take(chunk: 5)   // jumps past chunks a worker may hold

@@ -88,19 +88,27 @@ struct DownloadPolicyTests {
         #expect(verdict(CURLE_BAD_CONTENT_ENCODING) == .failure(.network, transient: false))
     }
 
-    @Test func urlTextRemovesUserinfo() {
-        #expect(URLText.redacted("https://u:p@host.example/a@b?x=y") == "https://host.example/a@b?x=y")
-        #expect(URLText.redacted("http://user@host:8080/") == "http://host:8080/")
-        #expect(URLText.redacted("http://h/x") == "http://h/x")
-        #expect(URLText.redactingURLs(in: "Failed http://a:b@h/ then\nftp://c:d@e") == "Failed http://h/ then ftp://e")
-        #expect(URLText.hostKey("HTTPS://u:p@Example.COM:8443/x?y") == "https://example.com:8443")
-        #expect(URLText.hostKey("http://h") == "http://h")
-        #expect(URLText.hostKey("nonsense") == "")
-        #expect(URLText.hostKey("http://a@b@Host.example/p@q") == "http://host.example")
-        #expect(URLText.hostKey("http://h.example?x=/y") == "http://h.example")
-        #expect(URLText.hostKey("http://h.example#/frag") == "http://h.example")
-        #expect(URLText.hostKey("HTTP://BÜCHER.example/ä") == "http://bücher.example")
-        #expect(URLText.hostKey("x://") == "x://")
+    /// One redaction rule (`Redaction`): the whole userinfo becomes `***`,
+    /// wherever libcurl's URL parser finds it.
+    @Test func redactionMasksUserinfoAndHostKeysComeFromCurl() {
+        #expect(Redaction.url("https://u:p@host.example/a@b?x=y") == "https://***@host.example/a@b?x=y")
+        #expect(Redaction.url("http://user@host:8080/") == "http://***@host:8080/")
+        #expect(Redaction.url("http://h/x") == "http://h/x")
+        #expect(Redaction.url("https://e.com/a@b.jpg") == "https://e.com/a@b.jpg")
+        #expect(Redaction.inText("Failed http://a:b@h/ then\nftp://c:d@e") == "Failed http://***@h/ then ftp://***@e")
+        // Text with an "@" that no parser makes sense of is not shown.
+        #expect(!Redaction.url("http://a:s3cret@ho st/").contains("s3cret"))
+        // The per-host key: libcurl's scheme, host and port (the scheme's
+        // default when none is named), in lowercase.
+        #expect(ParsedURL.hostKey(of: "HTTPS://u:p@Example.COM:8443/x?y") == "https://example.com:8443")
+        #expect(ParsedURL.hostKey(of: "http://h") == "http://h:80")
+        #expect(ParsedURL.hostKey(of: "https://h") == "https://h:443")
+        #expect(ParsedURL.hostKey(of: "nonsense") == "")
+        #expect(ParsedURL.hostKey(of: "http://h.example?x=/y") == "http://h.example:80")
+        #expect(ParsedURL.hostKey(of: "http://h.example#/frag") == "http://h.example:80")
+        #expect(ParsedURL.hostKey(of: "x://") == "")
+        // A manifest line's host key is that of the app's URL: IDNA host.
+        #expect(try! ParsedURL.parse("HTTP://BÜCHER.example/ä").get().hostKey == "http://xn--bcher-kva.example:80")
     }
 
     // MARK: queue

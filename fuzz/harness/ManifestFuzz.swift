@@ -1,3 +1,5 @@
+import CCurl
+
 // libFuzzer entry point for the manifest line parser. Compiled together
 // with Sources/ImgWarmKit/Prefetch/Manifest.swift and the few files it
 // needs (scripts/fuzz.sh), so `parse(line:source:)` is reachable.
@@ -18,25 +20,29 @@ public func manifestFuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         case .none:
             break
         case .entry(let e):
-            invariant(ManifestReader.urlProblem(e.url) == nil, "accepted an unusable URL")
+            // The entry's URL is the app's: parsing it again gives itself
+            // (percent-encoding is idempotent) and libcurl accepts it.
+            guard case .success(let again) = ParsedURL.parse(e.url) else {
+                invariant(false, "accepted an unusable URL")
+                return 0
+            }
+            invariant(again.absolute == e.url && !again.reencoded, "the app's URL re-encodes again")
             // Bytes: String.hasPrefix compares Characters, and "http://"
             // followed by a combining mark is not a Character prefix.
             let lower = Array(e.url.utf8.prefix(8)).map { $0 | 0x20 }
             invariant(lower.starts(with: Array("http://".utf8).map { $0 | 0x20 }) || lower.starts(with: Array("https://".utf8)),
                       "accepted a non-http(s) URL")
             invariant(!e.key.isEmpty, "empty key")
-            // The userinfo (between "://" and the authority's last "@")
-            // never survives redaction: in the redacted URL's authority,
-            // what comes before its last "@" is exactly "***".
-            let u = Array(e.url.utf8)
-            let start = lower.count == 8 && lower[4] == UInt8(ascii: "s") ? 8 : 7  // https:// or http://
-            var end = start
-            while end < u.count && !"/?#".utf8.contains(u[end]) { end += 1 }
-            if u[start..<end].contains(UInt8(ascii: "@")) {
-                let whole = Array(Redaction.url(e.url).utf8)
-                let authority = Array(whole[start...].prefix { !"/?#".utf8.contains($0) })
-                let at = authority.lastIndex(of: UInt8(ascii: "@"))
-                invariant(at.map { Array(authority[..<$0]) == Array("***".utf8) } == true, "userinfo survived redaction")
+            // Credentials never survive redaction: libcurl finds only the
+            // mask where they were.
+            if again.hasCredentials {
+                let redacted = Redaction.url(e.url)
+                guard case .success(let curl) = CurlURL.parse(redacted, lenient: true) else {
+                    invariant(false, "redacted URL does not parse: \(redacted.debugDescription)")
+                    return 0
+                }
+                invariant(curl.part(CURLUPART_USER) == Redaction.mask && curl.part(CURLUPART_PASSWORD) == nil,
+                          "userinfo survived redaction")
             }
         case .problem(let p):
             // Reasons are printed to a terminal: one line, no control

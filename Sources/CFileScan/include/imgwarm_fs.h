@@ -23,6 +23,22 @@ typedef struct {
  * strict seccomp profiles). Returns 0, or the errno value. */
 int imgwarm_statat(int dirfd, const char *name, imgwarm_stat *out);
 
+/* open(path, O_RDONLY | O_CLOEXEC | O_NOATIME): reading the file then leaves
+ * its access time alone, which SDWebImage's default expiry (access date)
+ * depends on. O_NOATIME is _GNU_SOURCE-only. The kernel allows it only to the
+ * file's owner (or CAP_FOWNER) and answers EPERM otherwise. Returns the fd,
+ * or -errno. */
+int imgwarm_open_noatime(const char *path);
+
+/* utimensat(path, {UTIME_NOW, UTIME_OMIT}): the access time becomes now,
+ * the modification time stays (SDWebImage's disk hit renews only the access
+ * date). Returns 0, or the errno value. */
+int imgwarm_renew_atime(const char *path);
+
+/* futimens(fd, {atime, UTIME_OMIT}): puts an access time back. Returns 0,
+ * or the errno value. */
+int imgwarm_set_atime(int fd, int64_t sec, int64_t nsec);
+
 /* getdents64 on an open directory: bytes read, 0 at the end, or -errno. */
 long imgwarm_getdents(int fd, void *buffer, unsigned long size);
 

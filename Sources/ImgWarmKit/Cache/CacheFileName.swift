@@ -1,13 +1,30 @@
 import Crypto
+import Foundation
 
-/// SDWebImage's `SDDiskCacheFileNameForKey`: the name of the file that holds
-/// the entry for a cache key, as an app using SDWebImage 5.x computes it.
+/// SDWebImage's `SDDiskCacheFileNameForKey` (`SDDiskCache.m`, 5.21.5): the
+/// name of the file that holds the entry for a cache key, as apps using
+/// SDWebImage 5.x compute it.
+///
+/// The name is `<md5>` plus `.` and `[NSURL URLWithString:key].pathExtension`
+/// (or, when that is nil, `key.pathExtension`). That extension depends on
+/// which URL parser the app runs on: CoreFoundation's RFC 1808 parser before
+/// iOS 17 (`LegacyCFURL`), swift-foundation's RFC 3986 parser for apps
+/// linked on iOS 17 or later (`ModernURL`). Each app tries `<md5>.<ext>`
+/// then the bare `<md5>` (`dataForKey:` falls back to
+/// `stringByDeletingPathExtension`), so imgwarm writes `<md5>.<ext>` only
+/// when every parser gives the same, ordinary extension, and the bare
+/// `<md5>` otherwise: the one name they all find.
 public struct CacheFileName: Equatable, Sendable {
     /// 32 lowercase hex digits of MD5(key).
     public let md5: String
-    /// The extension SDWebImage appends (after NUL/`:` removal and the
-    /// 222-character limit), or nil when it appends none.
+    /// The extension an app linked on iOS 17 or later appends (after
+    /// NUL/`:` removal and the 222-character limit), or nil when none.
     public let sdExtension: String?
+    /// Every extension some SDWebImage 5.x app may append, `sdExtension`
+    /// first, then a pre-iOS 17 app's.
+    public let extensions: [String]
+    /// Whether all parsers agree: the extension is nil or the same for all.
+    private let agreed: Bool
 
     /// SDWebImage drops extensions longer than 255 - 32 - 1 characters.
     public static let maxExtensionLength = 222
@@ -18,31 +35,47 @@ public struct CacheFileName: Equatable, Sendable {
         var bytes = Array(key.utf8)
         if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
         md5 = Self.hex(Insecure.MD5.hash(data: bytes))
-        var ext = CacheFileName.pathExtension(ofKey: key)
-        ext.removeAll { $0 == "\0" || $0 == ":" }
-        // NSString.length counts UTF-16 code units.
-        sdExtension = (ext.isEmpty || ext.utf16.count > Self.maxExtensionLength) ? nil : ext
+        let keyBytes = Array(key.utf8)
+        let modern = ModernURL.extensions(ofKey: key, keyBytes).map(Self.sanitized)
+        let legacy = LegacyCFURL.extensions(ofKey: key, keyBytes).map(Self.sanitized)
+        sdExtension = modern[0]
+        var all: [String] = []
+        var sawNone = false
+        for e in modern + legacy {
+            guard let e else { sawNone = true; continue }
+            if !all.contains(e) { all.append(e) }
+        }
+        extensions = all
+        agreed = all.count + (sawNone ? 1 : 0) == 1
     }
 
-    /// The name SDWebImage looks up first: `<md5>.<ext>` or `<md5>`.
+    /// What `SDSanitizeFileNameString` and the length check leave of an
+    /// extension: NUL and `:` removed; nil when empty or longer than 222
+    /// UTF-16 units (`NSString.length`).
+    static func sanitized(_ ext: String?) -> String? {
+        guard var e = ext else { return nil }
+        e.removeAll { $0 == "\0" || $0 == ":" }
+        return e.isEmpty || e.utf16.count > maxExtensionLength ? nil : e
+    }
+
+    /// The name an app linked on iOS 17 or later looks up first.
     public var sdName: String {
         guard let ext = sdExtension else { return md5 }
         return md5 + "." + ext
     }
 
-    /// The name imgwarm writes. SDWebImage falls back to the bare MD5 when
-    /// `<md5>.<ext>` is missing, so for an extension that a filesystem,
-    /// a shell or another Foundation version could spell differently
-    /// (spaces, `%`, non-ASCII, `/`), the bare name is the one that every
-    /// reader finds.
+    /// The name imgwarm writes: `<md5>.<ext>` when every parser gives that
+    /// extension and a filesystem, a shell or another Foundation could not
+    /// spell it differently (spaces, `%`, non-ASCII); else the bare `<md5>`.
     public var storedName: String {
-        guard let ext = sdExtension, Self.isPortableExtension(ext) else { return md5 }
+        guard agreed, let ext = extensions.first, Self.isPortableExtension(ext) else { return md5 }
         return md5 + "." + ext
     }
 
-    /// Names a reader may find the entry under, in lookup order.
+    /// Names an app may find the entry under: each `<md5>.<ext>`, then the
+    /// bare `<md5>` every app tries last.
     public var lookupNames: [String] {
-        sdExtension == nil ? [md5] : [sdName, md5]
+        extensions.map { md5 + "." + $0 } + [md5]
     }
 
     static func isPortableExtension(_ ext: String) -> Bool {
@@ -64,81 +97,23 @@ public struct CacheFileName: Equatable, Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// `keyURL ? keyURL.pathExtension : key.pathExtension`.
-    static func pathExtension(ofKey key: String) -> String {
-        if let path = URLKey.percentDecodedPath(of: key) {
-            return pathExtension(ofPath: path)
-        }
-        return pathExtension(ofPath: key)
-    }
-
-    /// NSString.pathExtension: the text after the last `.` of the last path
-    /// component, trailing `/` ignored; none for `.hidden` or `name.`.
-    static func pathExtension(ofPath path: String) -> String {
-        // Byte-level: `/` and `.` are ASCII and never part of a multi-byte
-        // UTF-8 sequence, so slicing at them keeps the text valid.
-        let u = Array(path.utf8)
-        var end = u.count
-        while end > 1 && u[end - 1] == UInt8(ascii: "/") { end -= 1 }
-        var start = end
-        while start > 0 && u[start - 1] != UInt8(ascii: "/") { start -= 1 }
-        guard let dot = u[start..<end].lastIndex(of: UInt8(ascii: ".")), dot != start else { return "" }
-        return String(decoding: u[(dot + 1)..<end], as: UTF8.self)
-    }
-}
-
-/// Whether a key parses as a URL the way `NSURL URLWithString:` does
-/// (RFC 3986 characters only), and the path it then has.
-enum URLKey {
-    /// Characters NSURL accepts unescaped in a URL string.
-    private static let allowed: [Bool] = {
-        var t = [Bool](repeating: false, count: 128)
-        for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%".utf8 {
-            t[Int(c)] = true
-        }
-        return t
-    }()
-
-    static func percentDecodedPath(of key: String) -> String? {
-        let bytes = Array(key.utf8)
-        var i = 0
-        while i < bytes.count {
-            let c = bytes[i]
-            guard c < 128, allowed[Int(c)] else { return nil }
-            if c == UInt8(ascii: "%") {
-                guard i + 2 < bytes.count, hexValue(bytes[i + 1]) != nil, hexValue(bytes[i + 2]) != nil else { return nil }
+    /// Percent-decodes `s` (every escape). Nil when an escape is malformed;
+    /// invalid UTF-8 gives nil (`strict`) or U+FFFD (`!strict`).
+    static func percentDecode(_ s: ArraySlice<UInt8>, strict: Bool) -> String? {
+        var out = [UInt8]()
+        out.reserveCapacity(s.count)
+        var i = s.startIndex
+        while i < s.endIndex {
+            if s[i] == UInt8(ascii: "%") {
+                guard i + 2 < s.endIndex, let h = hexValue(s[i + 1]), let l = hexValue(s[i + 2]) else { return nil }
+                out.append(h << 4 | l)
                 i += 3
-                continue
+            } else {
+                out.append(s[i])
+                i += 1
             }
-            i += 1
         }
-        // Strip fragment, then query.
-        var end = bytes.count
-        if let hash = bytes.firstIndex(of: UInt8(ascii: "#")) { end = hash }
-        if let q = bytes[..<end].firstIndex(of: UInt8(ascii: "?")) { end = q }
-        var start = 0
-        // scheme ":" ...
-        if let colon = bytes[..<end].firstIndex(of: UInt8(ascii: ":")),
-           colon > 0, isScheme(bytes[0..<colon]) {
-            start = colon + 1
-            if end - start >= 2, bytes[start] == UInt8(ascii: "/"), bytes[start + 1] == UInt8(ascii: "/") {
-                // authority runs to the next "/"
-                start += 2
-                while start < end && bytes[start] != UInt8(ascii: "/") { start += 1 }
-            }
-        } else if end >= 2, bytes[0] == UInt8(ascii: "/"), bytes[1] == UInt8(ascii: "/") {
-            start = 2
-            while start < end && bytes[start] != UInt8(ascii: "/") { start += 1 }
-        }
-        return percentDecode(bytes[start..<end])
-    }
-
-    private static func isScheme(_ s: ArraySlice<UInt8>) -> Bool {
-        guard let first = s.first, (first | 0x20) >= 0x61 && (first | 0x20) <= 0x7A else { return false }
-        return s.allSatisfy { c in
-            let l = c | 0x20
-            return (l >= 0x61 && l <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x2B || c == 0x2D || c == 0x2E
-        }
+        return strict ? String(validating: out, as: UTF8.self) : String(decoding: out, as: UTF8.self)
     }
 
     static func hexValue(_ c: UInt8) -> UInt8? {
@@ -150,20 +125,208 @@ enum URLKey {
         }
     }
 
-    static func percentDecode(_ s: ArraySlice<UInt8>) -> String? {
-        var out = [UInt8]()
-        out.reserveCapacity(s.count)
-        var i = s.startIndex
-        while i < s.endIndex {
-            if s[i] == UInt8(ascii: "%"), i + 2 < s.endIndex, let h = hexValue(s[i + 1]), let l = hexValue(s[i + 2]) {
-                out.append(h << 4 | l)
+    /// Characters that end or forbid a path extension in CoreFoundation
+    /// (`CFUtilities.c`, `__IsInvalidExtensionCharacter`) and swift-foundation
+    /// (`Span+Path.swift`, `invalidExtensionScalars`): space, `/`, and the
+    /// Unicode bidi controls.
+    static func isInvalidExtensionCharacter(_ c: UInt32) -> Bool {
+        switch c {
+        case 0x20, 0x2F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+
+    /// `NSString.pathExtension` of `key`, the fallback SDWebImage takes when
+    /// the URL gives none: both spellings of the rule, because Apple's
+    /// NSString is not open source. swift-corelibs-foundation
+    /// (`NSPathUtilities.swift`, `pathExtension`): slashes collapsed, one
+    /// trailing `/` dropped, the text after the last `.` of the last
+    /// component unless that `.` starts it. CoreFoundation's rule on that
+    /// component (`CFUtilities.c`, `__GetPathExtensionRangesFromPathComponentBuffer`)
+    /// also refuses a space, `/` or bidi control after the dot.
+    static func stringPathExtensions(_ key: String) -> [String?] {
+        var collapsed: [Unicode.Scalar] = []
+        for scalar in key.unicodeScalars where !(scalar == "/" && collapsed.last == "/") { collapsed.append(scalar) }
+        if collapsed.count > 1 && collapsed.last == "/" { collapsed.removeLast() }
+        guard collapsed.count > 1 else { return [nil] }
+        let componentStart = (collapsed.lastIndex(of: "/") ?? -1) + 1
+        let component = Array(collapsed[componentStart...])
+        // corelibs: the last "." not at the component's start; ".." is none.
+        var corelibs: String?
+        if let dot = component.lastIndex(of: "."), dot > 0, !(component.count == 2 && component[0] == ".") {
+            corelibs = string(component[(dot + 1)...])
+        }
+        return [corelibs, cfComponentExtension(string(component))]
+    }
+
+    static func string<S: Sequence>(_ scalars: S) -> String where S.Element == Unicode.Scalar {
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: scalars)
+        return String(view)
+    }
+
+    /// `_CFGetPathExtensionRangesFromPathComponent` (`CFUtilities.c`): from the
+    /// end back to (not including) the first UTF-16 unit, the first `.` wins
+    /// unless it is the last unit; a space, `/` or bidi control met first
+    /// means none.
+    static func cfComponentExtension(_ component: String) -> String? {
+        let units = Array(component.utf16)
+        var i = units.count - 1
+        while i > 0 {
+            let c = units[i]
+            if c == 0x2E {  // "."
+                guard i != units.count - 1 else { return nil }
+                return String(decoding: units[(i + 1)...], as: UTF16.self)
+            }
+            if isInvalidExtensionCharacter(UInt32(c)) { return nil }
+            i -= 1
+        }
+        return nil
+    }
+}
+
+/// `[NSURL URLWithString:key].pathExtension` before iOS 17: CoreFoundation's
+/// CFURL, read from swift-corelibs-foundation (`CFURL.c`, `CFURL.inc.h`).
+enum LegacyCFURL {
+    /// The extensions such an app may append for `key`: the URL's, or when
+    /// it has none (or `URLWithString:` returns nil) `key.pathExtension`.
+    static func extensions(ofKey key: String, _ b: [UInt8]) -> [String?] {
+        if accepts(b), let ext = urlPathExtension(b) { return [ext] }
+        // NSURL.pathExtension is nil here; should an SDK return "" instead,
+        // SDWebImage skips the fallback and appends nothing: nil is a
+        // candidate too.
+        return CacheFileName.stringPathExtensions(key) + [nil]
+    }
+
+    /// `_CFURLCreateWithURLString`'s legal-character check: the
+    /// characters of `sURLValidCharacters` marked VALID, `[` and `]`, one
+    /// `#`, and `%` followed by two hex digits.
+    static func accepts(_ b: [UInt8]) -> Bool {
+        var sawHash = false
+        var i = 0
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "%") {
+                guard i + 2 < b.count, CacheFileName.hexValue(b[i + 1]) != nil, CacheFileName.hexValue(b[i + 2]) != nil else { return false }
                 i += 3
-            } else {
-                out.append(s[i])
+                continue
+            }
+            if c == UInt8(ascii: "#") {
+                if sawHash { return false }
+                sawHash = true
+            } else if !(c == UInt8(ascii: "[") || c == UInt8(ascii: "]") || URISyntax.isUnreserved(c) || URISyntax.isSubDelim(c)
+                        || c == UInt8(ascii: ":") || c == UInt8(ascii: "/") || c == UInt8(ascii: "?") || c == UInt8(ascii: "@")) {
+                return false
+            }
+            i += 1
+        }
+        return true
+    }
+
+    /// The path range as `_parseComponents` finds it (`CFURL.inc.h`):
+    /// fragment at the first `#`, scheme up to `:` (then a `/` must follow,
+    /// or the URL has no path), authority after `//` up to `/` or `?`, query
+    /// at the first `?`. Parameters (`;`) stay in the path.
+    static func pathRange(_ b: [UInt8]) -> Range<Int>? {
+        var length = b.firstIndex(of: UInt8(ascii: "#")) ?? b.count
+        var base = 0
+        var hasScheme = false
+        if length > 0, (URISyntax.isAlpha(b[0])) || b[0] == UInt8(ascii: ":") {
+            var i = 0
+            while i < length {
+                let c = b[i]
+                if c == UInt8(ascii: ":") {
+                    hasScheme = true
+                    base = i + 1
+                    break
+                }
+                guard URISyntax.isAlpha(c) || URISyntax.isDigit(c) || c == 0x2B || c == 0x2D || c == 0x2E else { break }
                 i += 1
             }
         }
-        // NSURL.path returns nil for a path that does not decode as UTF-8.
-        return String(validating: out, as: UTF8.self)
+        if hasScheme && (base == length || b[base] != UInt8(ascii: "/")) { return nil }
+        var hasAuthority = false
+        if length - base >= 2, b[base] == UInt8(ascii: "/"), b[base + 1] == UInt8(ascii: "/") {
+            var i = base + 2
+            while i < length, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?") { i += 1 }
+            hasAuthority = i != base + 2
+            base = i
+        }
+        if let q = b[base..<length].firstIndex(of: UInt8(ascii: "?")) { length = q }
+        guard length - base != 0 || hasAuthority else { return nil }
+        return base..<length
+    }
+
+    /// `CFURLCopyPathExtension`: the last path component
+    /// (`_rangeOfLastPathComponent`: one trailing `/` dropped), percent-
+    /// decoded when the path holds a `%` (nil when it is not UTF-8), then
+    /// `_CFGetPathExtensionRangesFromPathComponent`.
+    static func urlPathExtension(_ b: [UInt8]) -> String? {
+        guard let path = pathRange(b), !path.isEmpty else { return nil }
+        var end = path.upperBound
+        if b[end - 1] == UInt8(ascii: "/") {
+            end -= 1
+            if end == path.lowerBound { return nil }  // the component "/"
+        }
+        let start = (b[path.lowerBound..<end].lastIndex(of: UInt8(ascii: "/")) ?? (path.lowerBound - 1)) + 1
+        let component: String
+        if b[path].contains(UInt8(ascii: "%")) {
+            guard let decoded = CacheFileName.percentDecode(b[start..<end], strict: true) else { return nil }
+            component = decoded
+        } else {
+            component = String(decoding: b[start..<end], as: UTF8.self)
+        }
+        return CacheFileName.cfComponentExtension(component)
+    }
+}
+
+/// `URL(string: key).pathExtension` for apps linked on iOS 17 or later:
+/// swift-foundation (`URL_Swift.swift` and `URL_Impl.swift`, `pathExtension`;
+/// `String+Path.swift` and `Span+Path.swift` for the rules).
+enum ModernURL {
+    /// The extensions such an app may append for `key`. The whole path is
+    /// percent-decoded, trailing slashes dropped, and the extension taken
+    /// from the last component. The two implementations differ when the
+    /// decoded path is not UTF-8: `_SwiftURL` then has the path "" (no
+    /// extension), `_URL` repairs it with U+FFFD: both are candidates.
+    static func extensions(ofKey key: String, _ b: [UInt8]) -> [String?] {
+        let encodedPath: ArraySlice<UInt8>
+        if let syntax = URISyntax.parse(b) {
+            // Valid as it is: URL(string:) leaves it, and the path is this.
+            encodedPath = b[syntax.path]
+        } else if let url = URL(string: key) {
+            encodedPath = ArraySlice(Array(url.path(percentEncoded: true).utf8))
+        } else {
+            // `URLWithString:` nil: SDWebImage takes `key.pathExtension`.
+            return CacheFileName.stringPathExtensions(key)
+        }
+        if !encodedPath.contains(UInt8(ascii: "%")) {
+            return [pathExtension(String(decoding: encodedPath, as: UTF8.self))]
+        }
+        let strict = CacheFileName.percentDecode(encodedPath, strict: true).map(pathExtension) ?? nil
+        let lossy = CacheFileName.percentDecode(encodedPath, strict: false).map(pathExtension) ?? nil
+        return strict == lossy ? [strict] : [strict, lossy]
+    }
+
+    /// The extension of a decoded path: none when the last component (after
+    /// dropping trailing slashes) ends with `.`, has no `.`, starts with its
+    /// last `.`, is `.`/`..` before it, or holds a space, `/` or bidi
+    /// control after it (`pathExtensionDotIndex`, `validatePathExtension`).
+    static func pathExtension(_ path: String) -> String? {
+        // UTF-8 bytes: "/" and "." are ASCII and never inside a multi-byte
+        // sequence, so slicing at them keeps the text whole.
+        var path = path
+        return path.withUTF8 { u -> String? in
+            var end = u.count
+            while end > 1 && u[end - 1] == UInt8(ascii: "/") { end -= 1 }
+            var start = end
+            while start > 0 && u[start - 1] != UInt8(ascii: "/") { start -= 1 }
+            guard let dot = u[start..<end].lastIndex(of: UInt8(ascii: ".")), dot != start, dot != end - 1 else { return nil }
+            let stem = dot - start
+            if (stem == 1 || stem == 2) && u[start..<dot].allSatisfy({ $0 == UInt8(ascii: ".") }) { return nil }
+            let ext = String(decoding: UnsafeBufferPointer(rebasing: u[(dot + 1)..<end]), as: UTF8.self)
+            if ext.unicodeScalars.contains(where: { CacheFileName.isInvalidExtensionCharacter($0.value) }) { return nil }
+            return ext
+        }
     }
 }

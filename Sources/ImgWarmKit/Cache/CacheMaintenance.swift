@@ -58,9 +58,10 @@ public struct CacheStatistics: Codable, Sendable {
 /// Reads just enough of a file to sniff its format.
 public enum FileSniffer {
     public static func format(ofFile path: String) -> ImageFormat? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        // `cache stats` reads every file: it must not renew access times.
+        guard case .success(let file) = QuietFile.open(path) else { return nil }
+        defer { file.close() }
+        let fd = file.fd
         var head = [UInt8](repeating: 0, count: 64)  // an ftyp box with its brands
         let n = read(fd, &head, head.count)
         guard n > 0 else { return nil }

@@ -190,12 +190,14 @@ enum FileBytes {
     }
 
     static func read(_ path: String, limit: Int64) -> Outcome {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            let e = errno
-            return e == ENOENT ? .vanished : .failed("cannot read: \(errnoString(e))")
+        // `cache verify` reads every file: it must not renew access times.
+        let file: QuietFile
+        switch QuietFile.open(path) {
+        case .success(let f): file = f
+        case .failure(let e): return e.code == ENOENT ? .vanished : .failed("cannot read: \(errnoString(e.code))")
         }
-        defer { close(fd) }
+        defer { file.close() }
+        let fd = file.fd
         var st = stat()
         guard fstat(fd, &st) == 0 else { return .failed("cannot read: \(errnoString(errno))") }
         let size = Int64(st.st_size)

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import CFileScan
 
 /// An error about the cache folder itself: exit status 3.
 public struct CacheError: Error, CustomStringConvertible, Sendable {
@@ -172,14 +173,20 @@ public final class DiskCache: @unchecked Sendable {
         return final
     }
 
-    /// Gives a file the dates of one just stored (a 304 renews an entry the
-    /// way a fresh download would): now, or the layout's (Kingfisher's
-    /// deadline).
-    public func touch(path: String) {
+    /// The dates of an entry the app has just read: what `warm` gives a
+    /// `cached` hit and a 304 under `--refresh`. SDWebImage renews the
+    /// access date only (`SDDiskCache.m`, `dataForKey:` sets
+    /// `NSURLContentAccessDateKey` after reading, and leaves the file
+    /// untouched on a 304), and so does a read in Nuke's folder: the access
+    /// time becomes now, the modification time stays (`UTIME_OMIT`).
+    /// Kingfisher extends the deadline on a hit (`DiskStorage`,
+    /// `extendingExpiration`): its layout's dates. Best effort: a file the
+    /// run may not change keeps its dates.
+    public func renewAccessTime(path: String) {
         if var times = layoutTimes() {
             _ = utimensat(AT_FDCWD, path, &times, 0)
         } else {
-            _ = utimensat(AT_FDCWD, path, nil, 0)
+            _ = imgwarm_renew_atime(path)
         }
     }
 

@@ -108,7 +108,7 @@ enum AttemptClassifier {
             default: return "HTTP \(f.status)"
             }
         }
-        let detail = URLText.redactingURLs(in: f.detail)
+        let detail = Redaction.inText(f.detail)
         switch f.code {
         case CURLE_TOO_MANY_REDIRECTS: return "too many redirects: \(detail)"
         case CURLE_UNSUPPORTED_PROTOCOL: return "only http and https are allowed: \(detail)"

@@ -154,7 +154,7 @@ final class CurlTransfer {
                 lastModified: header("Last-Modified"),
                 contentType: stringInfo(CURLINFO_CONTENT_TYPE),
                 vary: header("Vary"),
-                effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(URLText.redacted))
+                effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
             body = []
             return verdict == .success ? .success(response) : .notModified(response)
         case .failure(let errorClass, let transient):

@@ -27,7 +27,7 @@ final class DownloadJob {
         self.key = key
         self.url = request.url
         self.validators = request.validators.flatMap { $0.isEmpty ? nil : $0 }
-        self.hostKey = URLText.hostKey(request.url)
+        self.hostKey = request.hostKey ?? ParsedURL.hostKey(of: request.url)
         self.priority = request.priority
         self.arrival = arrival
     }

@@ -61,10 +61,14 @@ public struct DownloadRequest: Sendable {
     public var priority: RequestPriority
     /// When set, sent as If-None-Match / If-Modified-Since.
     public var validators: HTTPValidators?
-    public init(url: String, priority: RequestPriority = .normal, validators: HTTPValidators? = nil) {
+    /// The per-host limit's key (`ParsedURL.hostKey`), when the caller
+    /// parsed the URL already; else the engine parses it.
+    public var hostKey: String?
+    public init(url: String, priority: RequestPriority = .normal, validators: HTTPValidators? = nil, hostKey: String? = nil) {
         self.url = url
         self.priority = priority
         self.validators = validators
+        self.hostKey = hostKey
     }
 }
 

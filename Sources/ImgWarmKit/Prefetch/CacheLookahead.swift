@@ -9,11 +9,15 @@ final class CacheLookups {
     private let lookahead: CacheLookahead?
     private var chunk: [CacheLookahead.Lookup]?
 
-    init(plan: WarmPlan, cache: DiskCache) {
+    private let renewingHits: Bool
+
+    /// `renewingHits`: a hit renews the file's access time (off for dry runs).
+    init(plan: WarmPlan, cache: DiskCache, renewingHits: Bool) {
         self.plan = plan
         self.cache = cache
+        self.renewingHits = renewingHits
         // Only an existing cache has cached files to find.
-        lookahead = cache.holdsEntries() ? CacheLookahead(plan: plan, cache: cache) : nil
+        lookahead = cache.holdsEntries() ? CacheLookahead(plan: plan, cache: cache, renewingHits: renewingHits) : nil
         lookahead?.start(threads: ProcessInfo.processInfo.activeProcessorCount)
     }
 
@@ -21,7 +25,7 @@ final class CacheLookups {
     func lookup(at position: Int) -> CacheLookahead.Lookup {
         let within = position % CacheLookahead.chunkSize
         if within == 0 { chunk = lookahead?.take(chunk: position / CacheLookahead.chunkSize) }
-        return chunk?[within] ?? CacheLookahead.lookup(plan.key(Int(plan.order[position])), in: cache)
+        return chunk?[within] ?? CacheLookahead.lookup(plan.key(Int(plan.order[position])), in: cache, renewingHits: renewingHits)
     }
 
     func stop() { lookahead?.stop() }
@@ -52,6 +56,7 @@ final class CacheLookahead: @unchecked Sendable {
     private let chunksAhead: Int
     private let plan: WarmPlan
     private let cache: DiskCache
+    private let renewingHits: Bool
     private let chunkCount: Int
 
     private let condition = NSCondition()
@@ -63,16 +68,24 @@ final class CacheLookahead: @unchecked Sendable {
     private var stopped = false
     private var running = 0
 
-    init(plan: WarmPlan, cache: DiskCache, chunksAhead: Int = 4) {
+    init(plan: WarmPlan, cache: DiskCache, renewingHits: Bool, chunksAhead: Int = 4) {
         self.plan = plan
         self.cache = cache
+        self.renewingHits = renewingHits
         self.chunksAhead = max(1, chunksAhead)
         chunkCount = (plan.order.count + Self.chunkSize - 1) / Self.chunkSize
     }
 
-    static func lookup(_ key: String, in cache: DiskCache) -> Lookup {
+    /// The one place where a `cached` hit is found. With `renewingHits`
+    /// the hit renews the file's access time as the app's own disk hit does
+    /// (off for dry runs, which touch nothing). The lookahead's workers
+    /// renew ahead of the feeder, at most `chunksAhead` chunks early; an
+    /// interrupted run may so have renewed entries it did not reach.
+    static func lookup(_ key: String, in cache: DiskCache, renewingHits: Bool) -> Lookup {
         let name = cache.fileName(forKey: key)
-        return Lookup(name: name, existing: cache.existingEntry(for: name))
+        let existing = cache.existingEntry(for: name)
+        if renewingHits, let existing { cache.renewAccessTime(path: existing.path) }
+        return Lookup(name: name, existing: existing)
     }
 
     func start(threads: Int) {
@@ -134,7 +147,7 @@ final class CacheLookahead: @unchecked Sendable {
             var lookups: [Lookup] = []
             lookups.reserveCapacity(end - start)
             for position in start..<end {
-                lookups.append(Self.lookup(plan.key(Int(plan.order[position])), in: cache))
+                lookups.append(Self.lookup(plan.key(Int(plan.order[position])), in: cache, renewingHits: renewingHits))
             }
 
             condition.lock()

@@ -5,12 +5,17 @@ import Foundation
 
 /// One usable manifest line.
 public struct ManifestEntry: Sendable, Equatable {
+    /// The URL as the app has it (`ParsedURL.absolute`): what is requested.
     public var url: String
-    /// The cache key: `key=` when given, else the URL exactly as written.
+    /// The cache key: `key=` when given (verbatim), else `url`.
     public var key: String
     /// nil when the line named none (the run's default applies).
     public var priority: RequestPriority?
     public var source: ManifestSource
+    /// Whether `url` differs from the manifest text (`ParsedURL.reencoded`).
+    public var reencoded = false
+    /// `ParsedURL.hostKey`, when known.
+    public var hostKey: String?
 }
 
 /// `FILE:LINE` of a manifest line.
@@ -207,59 +212,22 @@ public struct ManifestReader {
                 }
             }
         }
-        if let reason = Self.urlProblem(url) {
-            return problem("\(reason): \(Self.clip(Redaction.url(url)))")
+        switch ParsedURL.parse(url) {
+        case .failure(let p):
+            return problem("\(p.reason): \(Self.clip(Redaction.url(url)))")
+        case .success(let parsed):
+            return .entry(Self.entry(parsed, key: key, priority: priority, source: source, options: options))
         }
-        let defaultKey = options.stripQueryFromKeys ? Self.strippingQuery(url) : url
-        return .entry(ManifestEntry(url: url, key: key ?? defaultKey, priority: priority, source: source))
     }
 
-    /// Why a string is not a URL imgwarm fetches, or nil.
-    public static func urlProblem(_ url: String) -> String? {
-        let u = url.utf8
-        func hasPrefixIgnoringCase(_ p: String) -> Bool {
-            guard u.count >= p.utf8.count else { return false }
-            return zip(u, p.utf8).allSatisfy { a, b in a | 0x20 == b }
-        }
-        let schemeLength: Int
-        if hasPrefixIgnoringCase("https://") {
-            schemeLength = 8
-        } else if hasPrefixIgnoringCase("http://") {
-            schemeLength = 7
-        } else {
-            guard let colon = url.firstIndex(of: ":") else { return "not a URL" }
-            let scheme = url[..<colon].lowercased()
-            if scheme.isEmpty || !scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) {
-                return "not a URL"
-            }
-            if scheme == "http" || scheme == "https" { return "not a URL (expected \(scheme)://host/...)" }
-            return "unsupported scheme '\(clip(scheme))' (only http and https)"
-        }
-        var hostStart = schemeLength
-        var hostLength = 0
-        var index = 0
-        for c in u {
-            if c <= 0x20 || c == 0x7F { return "URL contains a space or control character" }
-            if index >= schemeLength && hostStart >= 0 {
-                if c == UInt8(ascii: "/") || c == UInt8(ascii: "?") || c == UInt8(ascii: "#") {
-                    hostStart = -1  // authority ended
-                } else if c == UInt8(ascii: "@") {
-                    hostLength = 0  // userinfo before it
-                } else {
-                    hostLength += 1
-                    if hostLength == 1 && c == UInt8(ascii: ":") { return "URL has no host" }
-                }
-            }
-            index += 1
-        }
-        if hostLength == 0 { return "URL has no host" }
-        return nil
-    }
-
-    /// The URL without `?query` and `#fragment`.
-    public static func strippingQuery(_ url: String) -> String {
-        guard let i = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
-        return String(url[..<i])
+    /// The entry of a parsed URL: the key is `key=` verbatim when given,
+    /// else the app's URL (without query and fragment under
+    /// `--key-strip-query`).
+    static func entry(_ parsed: ParsedURL, key: String?, priority: RequestPriority?, source: ManifestSource,
+                      options: ManifestOptions) -> ManifestEntry {
+        let defaultKey = options.stripQueryFromKeys ? parsed.absoluteWithoutQuery : parsed.absolute
+        return ManifestEntry(url: parsed.absolute, key: key ?? defaultKey, priority: priority, source: source,
+                             reencoded: parsed.reencoded, hostKey: parsed.hostKey)
     }
 
     /// Manifest text quoted in a message: at most `max` characters, and

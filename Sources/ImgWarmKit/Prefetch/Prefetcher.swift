@@ -83,7 +83,7 @@ public final class Prefetcher: @unchecked Sendable {
             r.outcome = .duplicate
             ledger.record(index, r)
         }
-        let lookups = CacheLookups(plan: plan, cache: cache)
+        let lookups = CacheLookups(plan: plan, cache: cache, renewingHits: !options.dryRun)
         for position in 0..<plan.order.count {
             if flags.shouldStop { break }
             let index = Int(plan.order[position]), started = DispatchTime.now()
@@ -124,7 +124,8 @@ public final class Prefetcher: @unchecked Sendable {
 
     private func fetch(_ index: Int, _ entry: Finish.Entry, name: CacheEntryName, previous: String?,
                        validators: HTTPValidators?, writer: GatedStore, started: DispatchTime) {
-        let request = DownloadRequest(url: entry.url, priority: plan.priority(index), validators: validators)
+        let request = DownloadRequest(url: entry.url, priority: plan.priority(index), validators: validators,
+                                      hostKey: plan.hostKey(index))
         let ticket = writer.ticket()
         engine.enqueue(request) { [self] result in
             // The engine's thread: decoding and disk writes go to the

@@ -9,7 +9,8 @@ public protocol CacheStore: AnyObject, Sendable {
     /// `previous`: the path of the file the entry had, removed when the new
     /// name differs. Throws `CacheError`.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?) throws
-    /// A 304 kept the entry: renews its time. Its size, nil when it is gone.
+    /// A 304 kept the entry: renews its access time as the app's read does
+    /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
 }
 
@@ -20,7 +21,7 @@ extension DiskCache: CacheStore {
 
     public func renew(_ name: CacheEntryName) -> Int64? {
         guard let entry = existingEntry(for: name) else { return nil }
-        touch(path: entry.path)
+        renewAccessTime(path: entry.path)
         return entry.size
     }
 }

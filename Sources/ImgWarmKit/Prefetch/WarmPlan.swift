@@ -5,7 +5,7 @@ import Crypto
 /// lines fits in a modest amount of memory; then de-duplicated by cache
 /// file and put in execution order.
 public final class WarmPlan {
-    /// 16 bytes an entry.
+    /// 20 bytes an entry.
     struct Record {
         /// Where the URL's UTF-8 bytes start in `arena`; the key follows it
         /// when it differs from the URL.
@@ -17,8 +17,18 @@ public final class WarmPlan {
         var file: UInt16
         /// RequestPriority raw value, or `noPriority` when the line gave none.
         var priority: UInt8
+        /// `ManifestEntry.reencoded`.
+        var reencoded: Bool
+        /// Index in `hostKeys`, or `noHost`.
+        var host: UInt32
     }
     static let noPriority: UInt8 = 255
+    static let noHost = UInt32.max
+
+    /// The distinct per-host keys of the entries: few, so each entry keeps
+    /// a 4-byte index instead of a string.
+    private var hostKeys: [String] = []
+    private var hostIndex: [String: UInt32] = [:]
 
     /// The manifest paths, indexed by `ManifestSource.fileIndex`.
     public private(set) var manifestPaths: [String] = []
@@ -86,10 +96,21 @@ public final class WarmPlan {
             add(ManifestProblem(source: entry.source, reason: "manifests hold more than 4 GiB of URLs; split them over several runs"))
             return
         }
+        var host = Self.noHost
+        if let h = entry.hostKey {
+            if let known = hostIndex[h] {
+                host = known
+            } else if hostKeys.count < Int(Self.noHost) {
+                host = UInt32(hostKeys.count)
+                hostIndex[h] = host
+                hostKeys.append(h)
+            }
+        }
         records.append(Record(
             offset: offset, urlLength: UInt16(url.count), keyLength: keyIsURL ? 0 : UInt16(key.count),
             line: UInt32(clamping: entry.source.line), file: UInt16(clamping: entry.source.fileIndex),
-            priority: entry.priority.map { UInt8($0.rawValue) } ?? Self.noPriority))
+            priority: entry.priority.map { UInt8($0.rawValue) } ?? Self.noPriority,
+            reencoded: entry.reencoded, host: host))
         digests.append(digest.0)
     }
 
@@ -174,6 +195,16 @@ public final class WarmPlan {
         let r = records[index]
         if r.keyLength == 0 { return url(index) }
         return arena.string(at: r.offset.advanced(by: Int(r.urlLength)), length: Int(r.keyLength))
+    }
+
+    /// Whether the entry's URL was percent- or IDNA-encoded from the
+    /// manifest text (`ParsedURL.reencoded`).
+    public func reencoded(_ index: Int) -> Bool { records[index].reencoded }
+
+    /// The per-host limit's key of the entry's URL, when its line was parsed.
+    public func hostKey(_ index: Int) -> String? {
+        let h = records[index].host
+        return h == Self.noHost ? nil : hostKeys[Int(h)]
     }
 
     public func source(_ index: Int) -> ManifestSource {

@@ -9,9 +9,13 @@ public enum ReportReader {
     }
 
     /// Entries whose outcome was `failed` and that had a URL (unusable
-    /// manifest lines have none and stay unusable). URLs in reports have
-    /// their credentials removed, so such URLs come back without them.
-    public static func failedEntries(reportPath: String, fileIndex: Int, options: ManifestOptions) throws -> [ManifestEntry] {
+    /// manifest lines have none and stay unusable), each with the key the
+    /// report names. Reports mask credentials (`Redaction`), so an entry
+    /// whose URL had them cannot be fetched, nor keyed, as the first run
+    /// did: it comes back as a problem naming the entry, never under
+    /// another key. "Line" N of the report is its Nth entry.
+    public static func failedEntries(reportPath: String, fileIndex: Int, options: ManifestOptions) throws
+        -> (entries: [ManifestEntry], problems: [ManifestProblem]) {
         guard let data = FileManager.default.contents(atPath: reportPath) else {
             throw ReadError(path: reportPath, reason: "cannot read report")
         }
@@ -20,11 +24,20 @@ public enum ReportReader {
             throw ReadError(path: reportPath, reason: "not an imgwarm JSON report (no \"entries\" array)")
         }
         var out: [ManifestEntry] = []
+        var problems: [ManifestProblem] = []
         for (i, e) in entries.enumerated() {
             guard e["outcome"] as? String == "failed", let url = e["url"] as? String else { continue }
-            let key = (e["key"] as? String) ?? (options.stripQueryFromKeys ? ManifestReader.strippingQuery(url) : url)
-            out.append(ManifestEntry(url: url, key: key, priority: nil, source: ManifestSource(fileIndex: fileIndex, line: i + 1)))
+            let source = ManifestSource(fileIndex: fileIndex, line: i + 1)
+            switch ParsedURL.parse(url) {
+            case .failure(let p):
+                problems.append(ManifestProblem(source: source, reason: "\(p.reason): \(ManifestReader.clip(Redaction.url(url)))"))
+            case .success(let parsed) where parsed.hasCredentials:
+                problems.append(ManifestProblem(source: source, reason:
+                    "the report has this URL without its credentials; warm its manifest line instead: \(ManifestReader.clip(parsed.redacted))"))
+            case .success(let parsed):
+                out.append(ManifestReader.entry(parsed, key: e["key"] as? String, priority: nil, source: source, options: options))
+            }
         }
-        return out
+        return (out, problems)
     }
 }

@@ -37,6 +37,9 @@ public struct RunReport {
         public var reason: String?
         /// Which manifest the row came from (JUnit suites).
         public var manifest: String
+        /// The manifest text had characters the app's `URL(string:)`
+        /// percent-encodes (or a non-ASCII host): `url` is the encoded URL.
+        public var reencoded = false
     }
 
     /// Calls `body` for each row: entries and unusable lines, by manifest
@@ -76,7 +79,7 @@ public struct RunReport {
                 width: dims?.0, height: dims?.1, frames: ledger.frames(winner),
                 contentType: ledger.response(winner)?.contentType,
                 attempts: Int(r.attempts), milliseconds: Int(r.milliseconds), source: plan.describe(source),
-                reason: ledger.reason(index), manifest: manifestName(source)))
+                reason: ledger.reason(index), manifest: manifestName(source), reencoded: plan.reencoded(index)))
         }
         try emitProblems(before: nil)
     }
@@ -101,7 +104,8 @@ public struct RunReport {
             s += ", \"height\": \(row.height.map(String.init) ?? "null"), \"frames\": \(row.frames.map(String.init) ?? "null")"
             s += ", \"content_type\": \(JSON.optional(row.contentType))"
             s += ", \"attempts\": \(row.attempts), \"ms\": \(row.milliseconds)"
-            s += ", \"source\": \(JSON.string(row.source)), \"reason\": \(JSON.optional(row.reason))}"
+            s += ", \"source\": \(JSON.string(row.source)), \"reason\": \(JSON.optional(row.reason))"
+            s += ", \"reencoded\": \(row.reencoded)}"
             w.write(s)
         }
         let snap = ledger.snapshot()

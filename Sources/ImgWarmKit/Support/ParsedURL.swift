@@ -1,0 +1,151 @@
+import CCurl
+import Foundation
+
+/// A manifest URL, parsed once, with everything a run needs of it: whether
+/// it can be fetched at all, the URL an app requests and keys its cache by,
+/// the per-host key, and its text for output with credentials removed.
+///
+/// Two libraries, each for what only it knows:
+/// - Foundation's `URL(string:)` gives the app's URL. On Linux it is
+///   swift-foundation's RFC 3986 parser, the code behind `URL` on Apple
+///   systems, and apps linked on iOS 17 or later parse the same way: what
+///   RFC 3986 does not allow in a component (non-ASCII, `" < > \ ^ ` { | }`
+///   and space, a `%` that starts no valid escape) is percent-encoded as
+///   UTF-8, the host IDNA-encoded. SDWebImage's key is then that URL's
+///   `absoluteString`.
+/// - libcurl's URL API (`curl_url`) parses that URL as the transfer will:
+///   a URL it refuses could never be fetched, and the host and port it finds
+///   are the ones it connects to.
+public struct ParsedURL: Sendable, Equatable {
+    /// The text as written in the manifest.
+    public let text: String
+    /// `URL(string: text)!.absoluteString`: the URL requested and the
+    /// default cache key.
+    public let absolute: String
+    /// `scheme://host:port` in lowercase, with the scheme's default port
+    /// when the URL names none: the key of the per-host limit.
+    public let hostKey: String
+    /// Whether the URL carries `user[:password]@`.
+    public let hasCredentials: Bool
+    /// `absolute` for output: `scheme://***@host...` when it carries
+    /// credentials (`Redaction`).
+    public let redacted: String
+
+    /// Whether the app's URL differs from the manifest text (the text had
+    /// characters RFC 3986 does not allow raw, or a non-ASCII host).
+    public var reencoded: Bool { text != absolute }
+
+    /// Why a text is not a URL imgwarm can fetch: a one-line reason.
+    public struct Problem: Error, Equatable, Sendable {
+        public let reason: String
+    }
+
+    /// Parses a manifest URL: http or https, a host, and nothing that
+    /// Foundation or libcurl refuses.
+    public static func parse(_ text: String) -> Result<ParsedURL, Problem> {
+        // Control characters would be percent-encoded by URL(string:), but
+        // in a manifest they mean a broken line (and are terminal escapes
+        // when echoed): refused as before.
+        if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return .failure(Problem(reason: "URL contains a control character"))
+        }
+        let absolute: String
+        let bytes = Array(text.utf8)
+        if let syntax = URISyntax.parse(bytes) {
+            // Already valid RFC 3986: URL(string:) would give it back as is.
+            let scheme = String(decoding: bytes[syntax.scheme], as: UTF8.self).lowercased()
+            guard scheme == "http" || scheme == "https" else {
+                return .failure(Problem(reason: "unsupported scheme '\(ManifestReader.clip(scheme))' (only http and https)"))
+            }
+            absolute = text
+        } else {
+            guard let url = URL(string: text) else {
+                return .failure(Problem(reason: "not a valid URL, even percent-encoded" + (CurlURL.parseError(text, lenient: true).map { " (\($0))" } ?? "")))
+            }
+            guard let scheme = url.scheme?.lowercased() else { return .failure(Problem(reason: "not a URL")) }
+            guard scheme == "http" || scheme == "https" else {
+                return .failure(Problem(reason: "unsupported scheme '\(ManifestReader.clip(scheme))' (only http and https)"))
+            }
+            guard let host = url.host, !host.isEmpty else { return .failure(Problem(reason: "URL has no host")) }
+            absolute = url.absoluteString
+        }
+        let curl: CurlURL
+        switch CurlURL.parse(absolute, lenient: false) {
+        case .success(let c): curl = c
+        case .failure(let f): return .failure(Problem(reason: "libcurl cannot fetch it: \(f.message)"))
+        }
+        guard let curlScheme = curl.part(CURLUPART_SCHEME), let curlHost = curl.part(CURLUPART_HOST),
+              let port = curl.part(CURLUPART_PORT) else {
+            return .failure(Problem(reason: "URL has no host"))
+        }
+        // No userinfo without an "@" (saves two libcurl calls a line).
+        let credentials = absolute.utf8.contains(UInt8(ascii: "@")) && curl.hasCredentials
+        return .success(ParsedURL(
+            text: text, absolute: absolute, hostKey: (curlScheme + "://" + curlHost + ":" + port).lowercased(),
+            hasCredentials: credentials, redacted: credentials ? Redaction.redact(absolute, parsedBy: curl) : absolute))
+    }
+
+    /// The host key of a URL that did not come through `parse` (callers of
+    /// the download engine that name no host key): "" when libcurl cannot
+    /// parse it (the transfer then fails at once and holds no slot long).
+    public static func hostKey(of url: String) -> String {
+        guard case .success(let curl) = CurlURL.parse(url, lenient: false),
+              let scheme = curl.part(CURLUPART_SCHEME), let host = curl.part(CURLUPART_HOST),
+              let port = curl.part(CURLUPART_PORT) else { return "" }
+        return (scheme + "://" + host + ":" + port).lowercased()
+    }
+
+    /// The URL without `?query` and `#fragment` (`--key-strip-query`).
+    /// `absolute` is RFC 3986-valid, where the first `?` or `#` is where the
+    /// query or fragment starts (neither may appear raw before it).
+    public var absoluteWithoutQuery: String {
+        guard let i = absolute.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return absolute }
+        return String(absolute[..<i])
+    }
+}
+
+/// One `curl_url` handle: a URL as libcurl parses it.
+final class CurlURL {
+    private let handle: OpaquePointer
+
+    private init(handle: OpaquePointer) { self.handle = handle }
+    deinit { curl_url_cleanup(handle) }
+
+    /// `lenient` also accepts other schemes, spaces and raw non-ASCII (for
+    /// finding credentials in any text); strict is what a transfer accepts.
+    static func parse(_ text: String, lenient: Bool) -> Result<CurlURL, Failure> {
+        guard let h = curl_url() else { return .failure(Failure(message: "out of memory", code: CURLUE_OUT_OF_MEMORY)) }
+        let url = CurlURL(handle: h)
+        let rc = imgwarm_url_set(h, text, lenient ? 1 : 0)
+        guard rc == CURLUE_OK else { return .failure(Failure(message: String(cString: curl_url_strerror(rc)), code: rc)) }
+        return .success(url)
+    }
+
+    struct Failure: Error {
+        let message: String
+        let code: CURLUcode
+    }
+
+    static func parseError(_ text: String, lenient: Bool) -> String? {
+        if case .failure(let f) = parse(text, lenient: lenient) { return f.message }
+        return nil
+    }
+
+    /// A part as written in the URL (not decoded), or nil when absent.
+    func part(_ p: CURLUPart) -> String? {
+        var out: UnsafeMutablePointer<CChar>?
+        guard imgwarm_url_get(handle, p, &out) == CURLUE_OK, let out else { return nil }
+        defer { curl_free(out) }
+        return String(cString: out)
+    }
+
+    var hasCredentials: Bool { part(CURLUPART_USER) != nil || part(CURLUPART_PASSWORD) != nil }
+
+    /// libcurl's own rendering of the URL with the userinfo replaced by
+    /// `***` (used when the userinfo cannot be found in the original text).
+    func renderedWithMaskedUserinfo() -> String? {
+        guard curl_url_set(handle, CURLUPART_PASSWORD, nil, 0) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_USER, "***", 0) == CURLUE_OK else { return nil }
+        return part(CURLUPART_URL)
+    }
+}
