@@ -10,16 +10,8 @@ import TestSupport
         Insecure.MD5.hash(data: Array(s.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
-    static func times(_ path: String) -> (atime: Int, mtime: Int) {
-        var st = stat()
-        precondition(stat(path, &st) == 0, "stat \(path)")
-        return (Int(st.st_atim.tv_sec), Int(st.st_mtim.tv_sec))
-    }
-
-    static func setTimes(_ path: String, atime: Int, mtime: Int) {
-        let t = [timespec(tv_sec: atime, tv_nsec: 0), timespec(tv_sec: mtime, tv_nsec: 0)]
-        precondition(utimensat(AT_FDCWD, path, t, 0) == 0, "utimensat \(path)")
-    }
+    static func times(_ path: String) -> (atime: Int, mtime: Int) { FileTimes.of(path) }
+    static func setTimes(_ path: String, atime: Int, mtime: Int) { FileTimes.set(path, atime: atime, mtime: mtime) }
 
     /// Pasted URLs with non-ASCII, `|` and `^` are requested and stored as
     /// an app linked on iOS 17+ has them: `URL(string:)`'s percent-encoding

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ImgWarmKit
+import TestSupport
 
 /// Access times as SDWebImage keeps them (`SDDiskCache.m`, 5.21.5):
 /// `dataForKey:` sets `NSURLContentAccessDateKey` to now after each disk
@@ -11,16 +12,8 @@ import Testing
     static let day: Int = 86_400
 
     /// (atime, mtime) in whole seconds.
-    static func times(_ path: String) -> (atime: Int, mtime: Int) {
-        var st = stat()
-        precondition(stat(path, &st) == 0, "stat \(path)")
-        return (Int(st.st_atim.tv_sec), Int(st.st_mtim.tv_sec))
-    }
-
-    static func setTimes(_ path: String, atime: Int, mtime: Int) {
-        let t = [timespec(tv_sec: atime, tv_nsec: 0), timespec(tv_sec: mtime, tv_nsec: 0)]
-        precondition(utimensat(AT_FDCWD, path, t, 0) == 0, "utimensat \(path)")
-    }
+    static func times(_ path: String) -> (atime: Int, mtime: Int) { FileTimes.of(path) }
+    static func setTimes(_ path: String, atime: Int, mtime: Int) { FileTimes.set(path, atime: atime, mtime: mtime) }
 
     /// Puts `path` in the state where a plain read renews its access time
     /// even under `relatime` (atime older than mtime), and checks that it
