@@ -95,6 +95,24 @@ import Testing
         #expect(name.lookupNames == v.lookedUp.map { md5 + "." + $0 } + [md5])
     }
 
+    /// `prune --keep` pins every name an app may read, under the app's key
+    /// of each manifest line.
+    @Test func pinnedNamesFollowTheAppsKeyAndEveryParser() throws {
+        let dir = makeTempDirectory("imgwarm-pins")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let manifest = dir + "/keep.txt"
+        FileManager.default.createFile(atPath: manifest, contents: Data(Self.vectors.map(\.text).joined(separator: "\n").utf8))
+        var problems: [PinnedNames.Problem] = []
+        let pins = try PinnedNames.load(manifests: [manifest]) { problems.append($0) }
+        #expect(problems.isEmpty)
+        for v in Self.vectors {
+            let md5 = Self.md5(v.key)
+            for name in v.lookedUp.map({ md5 + "." + $0 }) + [md5] { #expect(pins.contains(name), "\(v.text): \(name)") }
+            // Not under the manifest text's own MD5 (what imgwarm used to key by).
+            if v.text != v.key { #expect(!pins.contains(Self.md5(v.text))) }
+        }
+    }
+
     @Test func theIssuesExampleMD5() {
         // Quoted in the issue from imgwarm's old name "….2".
         #expect(Self.md5("https://example.com/%FF/photo.jpg?v=1.2") == "5778e2a1fe0cd7a9932abaad8bfbc004")
