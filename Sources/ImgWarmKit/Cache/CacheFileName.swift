@@ -187,6 +187,8 @@ public struct CacheFileName: Equatable, Sendable {
 
 /// `[NSURL URLWithString:key].pathExtension` before iOS 17: CoreFoundation's
 /// CFURL, read from swift-corelibs-foundation (`CFURL.c`, `CFURL.inc.h`).
+/// Written out here because no library on Linux runs that parser: Foundation
+/// on Linux is swift-foundation's RFC 3986 one (used for `ModernURL`).
 enum LegacyCFURL {
     /// The extensions such an app may append for `key`: the URL's, or when
     /// it has none (or `URLWithString:` returns nil) `key.pathExtension`.
