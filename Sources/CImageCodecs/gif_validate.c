@@ -80,7 +80,11 @@ static int iw_gif_run(GifFileType *gif, const gif_src *src, uint64_t max_pixels,
         if (DGifGetRecordType(gif, &record) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames, 0);
         switch (record) {
         case IMAGE_DESC_RECORD_TYPE: {
-            if (DGifGetImageDesc(gif) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames + 1, 1);
+            /* DGifGetImageHeader, not DGifGetImageDesc: the latter also
+               appends every frame (and a copy of its colour map) to
+               SavedImages, a realloc per frame and memory that grows with
+               the frame count, which nothing here reads. */
+            if (DGifGetImageHeader(gif) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames + 1, 1);
             frames++;
             const GifImageDesc *d = &gif->Image;
             /* Left/Top/Width/Height are 16-bit fields: no overflow. */
