@@ -17,6 +17,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private let pool: EasyHandlePool
     private var cancelled = false
     private var arrivals: UInt64 = 0
+    /// Completions run since the mailbox last heard of them.
+    private var completedUnreported = 0
     private var thread: Thread?
     private let running = DispatchGroup()
     /// Longest sleep in curl_multi_poll when nothing is due; wakeups and
@@ -68,7 +70,10 @@ final class CurlEventLoop: @unchecked Sendable {
                 cancelEverything()
             }
             for pending in commands.requests { accept(pending) }
-            if commands.shutdown { break }
+            if commands.shutdown {
+                reportCompleted()
+                break
+            }
 
             for job in retries.popDue(now: Self.now()) { queue.push(job) }
             startTransfers()
@@ -78,6 +83,7 @@ final class CurlEventLoop: @unchecked Sendable {
             // Slots freed above: start the next transfers before sleeping
             // (curl then returns from poll at once to drive them).
             startTransfers()
+            reportCompleted()
             curl_multi_poll(multi, nil, 0, pollTimeout(), nil)
         }
         tearDown()
@@ -179,8 +185,16 @@ final class CurlEventLoop: @unchecked Sendable {
     private func deliver(_ callers: [DownloadJob.Completion], _ result: DownloadResult) {
         for completion in callers {
             completion(result)
-            mailbox.completed()
         }
+        completedUnreported += callers.count
+    }
+
+    /// Tells the mailbox about the completions run so far; before every
+    /// sleep, so that waitUntilIdle never waits on an idle engine.
+    private func reportCompleted() {
+        guard completedUnreported > 0 else { return }
+        mailbox.completed(count: completedUnreported)
+        completedUnreported = 0
     }
 
     /// Aborts transfers in flight, forgets queued and waiting jobs, and

@@ -64,11 +64,12 @@ final class EngineMailbox: @unchecked Sendable {
         return commands
     }
 
-    /// One caller's completion has run.
-    func completed() {
+    /// `count` callers' completions have run (the engine reports them once
+    /// per loop iteration: one lock, not one per completion).
+    func completed(count: Int) {
         condition.lock()
         defer { condition.unlock() }
-        outstanding -= 1
+        outstanding -= count
         if outstanding == 0 { condition.broadcast() }
     }
 

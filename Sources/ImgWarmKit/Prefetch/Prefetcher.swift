@@ -27,10 +27,10 @@ public final class Prefetcher: @unchecked Sendable {
     public let ledger: RunLedger
     private let store: CacheStore
     private let validator: ValidateStage
-    private let validationQueue = OperationQueue()
+    private let validationQueue: WorkerPool
     /// Back-pressure: one slot per requested entry until it is finished,
     /// so bodies in memory are bounded by concurrency, not the manifest.
-    private let pipeline: DispatchSemaphore
+    private let pipeline: SlotGate
     private let flags = RunFlags()
     private lazy var recorder = StateRecorder(state: state) { [weak self] in self?.onFailure?($0) }
     /// The failed-URL list as the run found it.
@@ -53,9 +53,9 @@ public final class Prefetcher: @unchecked Sendable {
         self.options = options
         self.validator = ValidateStage(validate: validate, options: options.validation)
         self.ledger = RunLedger(entries: plan.count, problems: plan.problems.count)
-        self.pipeline = DispatchSemaphore(value: max(1, options.pipelineDepth))
-        validationQueue.maxConcurrentOperationCount = max(1, options.validationWorkers)
-        validationQueue.name = "imgwarm.validation"
+        // The feeder is woken once per eighth of the pipeline, not per entry.
+        self.pipeline = SlotGate(slots: max(1, options.pipelineDepth), wakeBatch: options.pipelineDepth / 8)
+        validationQueue = WorkerPool(threads: max(1, options.validationWorkers), name: "imgwarm.validation")
     }
 
     /// The one way a run stops early, from a signal handler (`fatal` nil)
@@ -110,7 +110,7 @@ public final class Prefetcher: @unchecked Sendable {
         }
         lookups.stop()
         engine.waitUntilIdle()
-        validationQueue.waitUntilAllOperationsAreFinished()
+        validationQueue.waitUntilIdle()
         recorder.stop()
         engine.shutdown()
         // Entries never reached (interrupt, disk full) end as skipped.
@@ -130,7 +130,7 @@ public final class Prefetcher: @unchecked Sendable {
         engine.enqueue(request) { [self] result in
             // The engine's thread: decoding and disk writes go to the
             // validation workers so transfers never stall.
-            validationQueue.addOperation { [self] in
+            validationQueue.submit { [self] in
                 let done = { [self] (verdict: Result<ImageInfo, ValidationFailure>?, stored: StoreResult?) in
                     let out = Finish.outcome(of: entry, download: result, validation: verdict, store: stored,
                                              now: Date().timeIntervalSince1970)
