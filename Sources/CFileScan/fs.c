@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "imgwarm_fs.h"
+#include <sys/mman.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -69,4 +70,11 @@ int imgwarm_renew_atime(const char *path) {
 int imgwarm_set_atime(int fd, int64_t sec, int64_t nsec) {
     struct timespec times[2] = {{(time_t)sec, (long)nsec}, {0, UTIME_OMIT}};
     return futimens(fd, times) == 0 ? 0 : errno;
+}
+
+void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size) {
+    void *p = old == NULL
+        ? mmap(NULL, new_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        : mremap(old, old_size, new_size, MREMAP_MAYMOVE);
+    return p == MAP_FAILED ? NULL : p;
 }

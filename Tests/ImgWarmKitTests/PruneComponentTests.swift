@@ -117,7 +117,13 @@ import Glibc
         let long = String(repeating: "x", count: 255)
         let samples = ["b46ca04023feeac3addabe8e574e2211.jpg", "aef7184dae84372263ed9aa2e8a91439",
                        "9D8E97DA97CD4D36364AAD594E287706.JPG", "aef7184dae84372263ed9aa2e8a9143", "aef7184dae84372263ed9aa2e8a91439x",
-                       "aef7184dae84372263ed9aa2e8a91439.", "x", "é ünïcode.webp", long]
+                       "aef7184dae84372263ed9aa2e8a91439.", "x", "é ünïcode.webp", long,
+                       // Extensions the tag byte stands for, and near misses stored as bytes.
+                       "0123456789abcdef0123456789abcdef.png", "0123456789abcdef0123456789abcdef.jpeg",
+                       "0123456789abcdef0123456789abcdef.gif", "0123456789abcdef0123456789abcdef.webp",
+                       "0123456789abcdef0123456789abcdef.avif", "0123456789abcdef0123456789abcdef.heic",
+                       "0123456789abcdef0123456789abcdef.jp", "0123456789abcdef0123456789abcdef.jpgx",
+                       "0123456789abcdef0123456789abcdef.JPG"]
         var offsets: [(UInt32, String)] = []
         // Enough names to fill several 1 MiB chunks.
         for round in 0..<12_000 {
@@ -129,5 +135,32 @@ import Glibc
         }
         #expect(arena.allocatedBytes > 2 * NameArena.chunkSize)
         for (offset, name) in offsets { #expect(arena.string(offset) == name) }
+    }
+}
+
+@Suite struct PruneMoveToFrontTests {
+    /// (values, which match) -> the matching values first in their order,
+    /// then the others in any order.
+    @Test(arguments: [
+        ([Int](), [Int]()),
+        ([1, 2, 3], [Int]()),
+        ([1, 2, 3], [1, 2, 3]),
+        ([5, 1, 4, 2, 3], [1, 2, 3]),
+        ([9, 8, 1, 7, 2, 6, 3], [1, 2, 3]),
+        ([1, 9, 2, 8], [1, 2]),
+    ])
+    func matchesComeFirstInOrder(values: [Int], matching: [Int]) {
+        var buffer = values
+        let count = CachePruner.moveToFront(&buffer) { matching.contains($0) }
+        #expect(count == matching.count)
+        #expect(Array(buffer[..<count]) == values.filter { matching.contains($0) })
+        #expect(buffer.sorted() == values.sorted())
+    }
+
+    @Test func recordsGrowInPlaceAcrossMappings() throws {
+        let store = MappedRecords<UInt64>()
+        for value in 0..<300_000 { try store.append(UInt64(value) * 3) }
+        #expect(store.buffer.count == 300_000)
+        #expect(store.buffer.enumerated().allSatisfy { $0.element == UInt64($0.offset) * 3 })
     }
 }

@@ -4,6 +4,7 @@
  * not import (they are _GNU_SOURCE-only): getdents64, to read a directory in
  * large batches, and statx, for birth times. Kept to plain data so that no
  * errno or variadic call has to cross into Swift. */
+#include <stddef.h>
 #include <stdint.h>
 
 /* What the walker needs of one file; times in nanoseconds since the epoch. */
@@ -53,6 +54,13 @@ static inline unsigned char imgwarm_dirent_type(const void *record) {
 static inline const char *imgwarm_dirent_name(const void *record) {
     return (const char *)record + 19;
 }
+
+/* An anonymous private mapping of `new_size` bytes holding the first
+ * `old_size` bytes of `old` (NULL: a new mapping). Grows with mremap, which
+ * moves pages instead of copying them, so the old and new arrays never take
+ * memory at once. Returns NULL on failure (`old` is then left as it was).
+ * mremap is variadic in C, which Swift cannot call. */
+void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size);
 
 /* d_type values (from <dirent.h>, which Swift imports without them on some
  * toolchains). */

@@ -25,7 +25,9 @@ final class CacheInventory {
     /// filesystems): never expired, trimmed last.
     static let noDate = Int64.max
 
-    var records: [Record] = []
+    /// In walk order until the pruner reorders them (in place).
+    var records: UnsafeMutableBufferPointer<Record> { recordStore.buffer }
+    private let recordStore = MappedRecords<Record>()
     let names = NameArena()
     /// Relative folder paths, "" for the root.
     var directories: [String] = [""]
@@ -55,6 +57,7 @@ final class CacheInventory {
         var walker = DirectoryWalker()
         walker.descends = policy.walksSubfolders
         var arenaFull = false
+        var recordsFull = false
         let rootError = walker.walk(directory) { entry in
             let bytes = policy.bytes(entry.info)
             if entry.directoryIndex == 0, pinned.contains(entry.name, length: entry.nameLength) {
@@ -63,7 +66,7 @@ final class CacheInventory {
                 return
             }
             if policy.trimDate.date(of: entry.info) == nil { inventory.undatedFiles += 1 }
-            guard !arenaFull, let offset = try? inventory.names.append(entry.name, length: entry.nameLength) else {
+            guard !arenaFull, !recordsFull, let offset = try? inventory.names.append(entry.name, length: entry.nameLength) else {
                 arenaFull = true
                 return
             }
@@ -79,9 +82,16 @@ final class CacheInventory {
             } else {
                 inventory.hugeAllocations[offset] = max(0, bytes)
             }
-            inventory.records.append(Record(date: policy.recordDate(entry.info), blocks: blocks, nameOffset: offset))
+            do {
+                try inventory.recordStore.append(Record(date: policy.recordDate(entry.info), blocks: blocks, nameOffset: offset))
+            } catch {
+                recordsFull = true
+            }
         }
         if let rootError { throw rootError }
+        if recordsFull {
+            throw CacheError(path: directory, reason: "not enough memory for the list of files to prune")
+        }
         if arenaFull {
             throw CacheError(path: directory, reason: "too many files to prune in one run (more than 4 GiB of file names)")
         }

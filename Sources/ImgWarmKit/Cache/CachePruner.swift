@@ -75,14 +75,17 @@ public struct CachePruner {
                                       policy: policy, dryRun: options.dryRun)
         var result = PruneResult(inventory: inventory, options: options, policy: policy)
 
-        // 1. Expiry. Expired records are moved to the front, then taken in
-        // walk order (name offsets grow as the walk goes), folder by folder.
+        // The records live in the inventory's mapping; this view reorders
+        // them in place.
+        var records = inventory.records
+
+        // 1. Expiry. Expired records are moved to the front in walk order
+        // (folder by folder, as the libraries enumerate).
         var survivorsStart = 0
         if let expiration = policy.expirationCutoff {
-            survivorsStart = inventory.records.partition { $0.date > expiration }
-            inventory.records[..<survivorsStart].sort { $0.nameOffset < $1.nameOffset }
+            survivorsStart = Self.moveToFront(&records) { $0.date <= expiration }
             for index in 0..<survivorsStart {
-                let record = inventory.records[index]
+                let record = records[index]
                 let outcome = remover.remove(name: inventory.names.name(record.nameOffset),
                                              directoryIndex: inventory.directoryIndex(record), dueDate: expiration)
                 result.account(outcome, index: index, expired: true)
@@ -93,13 +96,13 @@ public struct CachePruner {
         // never counted as remaining by the libraries either: they were
         // judged expired).
         var remaining = inventory.pinnedBytes
-        for record in inventory.records[survivorsStart...] { remaining += UInt64(inventory.bytes(record)) }
+        for record in records[survivorsStart...] { remaining += UInt64(inventory.bytes(record)) }
         if policy.needsTrim(remaining) {
             let target = policy.target
             result.trimTarget = target
-            inventory.records[survivorsStart...].sort(by: inventory.olderThan)
-            for index in survivorsStart..<inventory.records.count {
-                let record = inventory.records[index]
+            records[survivorsStart...].sort(by: inventory.olderThan)
+            for index in survivorsStart..<records.count {
+                let record = records[index]
                 let outcome = remover.remove(name: inventory.names.name(record.nameOffset),
                                              directoryIndex: inventory.directoryIndex(record), dueDate: record.date)
                 result.account(outcome, index: index, expired: false)
@@ -113,6 +116,21 @@ public struct CachePruner {
             result.trimTargetReached = policy.reachedTarget(remaining)
         }
         return result
+    }
+
+    /// Moves the records that match to the front, keeping their order (the
+    /// others end up behind them in any order); returns how many matched.
+    /// In place and in one pass: a partition plus a sort of the front would
+    /// cost a sort buffer of up to half the records.
+    static func moveToFront<C: MutableCollection & RandomAccessCollection>(
+        _ records: inout C, where matches: (C.Element) -> Bool
+    ) -> Int where C.Index == Int {
+        var front = records.startIndex
+        for index in records.indices where matches(records[index]) {
+            records.swapAt(front, index)
+            front += 1
+        }
+        return front - records.startIndex
     }
 
     static func clockNow() -> Int64 {

@@ -6,9 +6,10 @@ import Glibc
 /// a 32-bit offset instead of a String per file.
 ///
 /// SDWebImage names (`<32 lowercase hex>[.<ext>]`) are stored packed: a tag
-/// byte, the 16 bytes the hex digits stand for, then the extension: 22 bytes
-/// for `<md5>.jpg` instead of 37. Other names are stored as they are. Names
-/// come back NUL-terminated, ready for unlinkat.
+/// byte, the 16 bytes the hex digits stand for, then the extension; a common
+/// extension (or none) is said by the tag alone: 17 bytes for `<md5>.jpg`
+/// instead of 37. Other names are stored as they are. Names come back
+/// NUL-terminated, ready for unlinkat.
 ///
 /// Fixed 1 MiB chunks rather than one growing array: growth never copies
 /// what is stored nor doubles the peak memory.
@@ -22,6 +23,10 @@ final class NameArena {
 
     private static let rawTag: CChar = 0
     private static let packedTag: CChar = 1
+    /// Tags 2...: packed, and the extension is `commonExtensions[tag - 2]`
+    /// (no bytes stored after the 16).
+    private static let commonExtensions: [[CChar]] = ["", ".jpg", ".png", ".gif", ".webp", ".jpeg", ".avif", ".heic"]
+        .map { Array($0.utf8).map { CChar(bitPattern: $0) } + [0] }
     private static let hexDigits: [CChar] = Array("0123456789abcdef".utf8).map { CChar(bitPattern: $0) }
 
     private var chunks: [UnsafeMutablePointer<CChar>] = []
@@ -51,10 +56,15 @@ final class NameArena {
             for i in 0..<16 {
                 out[1 + i] = CChar(bitPattern: Self.nibble(name[2 * i]) << 4 | Self.nibble(name[2 * i + 1]))
             }
-            out += 17
-            (out).update(from: name + 32, count: length - 32)
-            out[length - 32] = 0
-            used += 17 + length - 32 + 1
+            if let common = Self.commonExtension(name + 32, length - 32) {
+                out[0] = CChar(2 + common)
+                used += 17
+            } else {
+                out += 17
+                (out).update(from: name + 32, count: length - 32)
+                out[length - 32] = 0
+                used += 17 + length - 32 + 1
+            }
         } else {
             out[0] = Self.rawTag
             (out + 1).update(from: name, count: length)
@@ -73,10 +83,23 @@ final class NameArena {
             scratch[2 * i] = Self.hexDigits[Int(byte >> 4)]
             scratch[2 * i + 1] = Self.hexDigits[Int(byte & 0x0F)]
         }
-        let rest = entry + 17
-        let restLength = strlen(rest)
-        (scratch + 32).update(from: rest, count: restLength + 1)
+        if entry[0] == Self.packedTag {
+            let rest = entry + 17
+            let restLength = strlen(rest)
+            (scratch + 32).update(from: rest, count: restLength + 1)
+        } else {
+            Self.commonExtensions[Int(entry[0]) - 2].withUnsafeBufferPointer {
+                (scratch + 32).update(from: $0.baseAddress!, count: $0.count)
+            }
+        }
         return UnsafePointer(scratch)
+    }
+
+    /// Index in `commonExtensions` of the `length` bytes at `ext`, if any.
+    private static func commonExtension(_ ext: UnsafePointer<CChar>, _ length: Int) -> Int? {
+        commonExtensions.firstIndex { candidate in
+            candidate.count == length + 1 && memcmp(candidate, ext, length) == 0
+        }
     }
 
     func string(_ offset: UInt32) -> String { String(cString: name(offset)) }
