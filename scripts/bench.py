@@ -7,7 +7,11 @@ Subcommands (all paths absolute; bench.sh passes them):
   rounds WORK NAME ROUNDS J IMGWARM OUT     time the tools, alternating round by round
   cachedfill WORK COUNT BASEURL CACHEDIR    write COUNT cache files with SDWebImage names
   bigmanifest PATH COUNT BASEURL            a manifest of COUNT distinct lines
+  delayserver ROOT PORT DELAY_MS            HTTP/1.1 file server answering each request DELAY_MS late
+  latency WORK NAME COUNT J ROUNDS IMGWARM OUT BASEURL
+                                            the latency profile: request rate of each tool vs J / delay
 """
+import asyncio
 import hashlib
 import json
 import os
@@ -361,7 +365,115 @@ def cmd_bigmanifest(path, count, baseurl):
             f.write(f"{baseurl}/images/{n // 1000:04d}/photo-{n:07d}.jpg?w=320&sig={n * 2654435761 % 4294967296:08x}\n")
 
 
+# ---------------------------------------------------------------- latency profile
+
+def cmd_delayserver(root, port, delay_ms):
+    """The slow origin of the latency profile: nginx (TLS, HTTP/2) proxies to
+    it over keep-alive HTTP/1.1, and it answers every request DELAY_MS after
+    reading it, as a far-away server would. Files come from ROOT."""
+    root = os.path.realpath(root)
+    delay = int(delay_ms) / 1000
+    types = {".jpg": b"image/jpeg", ".png": b"image/png", ".gif": b"image/gif"}
+
+    async def handle(reader, writer):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                method, target = head.split(b"\r\n", 1)[0].split(b" ")[:2]
+                await asyncio.sleep(delay)
+                rel = target.split(b"?", 1)[0].decode(errors="replace").lstrip("/")
+                path = os.path.realpath(os.path.join(root, rel))
+                body, status, ctype = b"not found\n", b"404 Not Found", b"text/plain"
+                if path.startswith(root + os.sep) and os.path.isfile(path):
+                    with open(path, "rb") as f:
+                        body = f.read()
+                    status, ctype = b"200 OK", types.get(os.path.splitext(path)[1], b"application/octet-stream")
+                writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: " + ctype
+                             + b"\r\nContent-Length: %d\r\n\r\n" % len(body))
+                if method != b"HEAD":
+                    writer.write(body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    async def main():
+        server = await asyncio.start_server(handle, "127.0.0.1", int(port), backlog=1024)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def cmd_latency(work, name, count, j, rounds, imgwarm, outfile, baseurl):
+    """imgwarm, curl --parallel and wget2 at -j J, and imgwarm at its defaults,
+    over TLS + HTTP/2 to an origin that answers each request 40 ms late: the
+    achieved request rate against the bound J / 40 ms (no schedule with J
+    requests in flight can do better)."""
+    count, j, rounds = int(count), int(j), int(rounds)
+    delay = float(os.environ.get("BENCH_DELAY_MS", "40")) / 1000
+    files = corpus_files(work, name)[:count]
+    inp = os.path.join(work, "inputs")
+    out = os.environ.get("BENCH_TARGET") or os.path.join(work, "out")
+    urls = [f"{baseurl}/{name}/{rel}" for rel in files]
+    with open(os.path.join(inp, "latency.manifest"), "w") as f:
+        f.writelines(u + "\n" for u in urls)
+    with open(os.path.join(inp, "latency.curl"), "w") as f:
+        for u, rel in zip(urls, files):
+            f.write(f'url = "{u}"\noutput = "{os.path.basename(rel)}"\n')
+    defaults_j = 16  # imgwarm warm's default --concurrency (PRODUCT.md)
+
+    def tools_for(r):
+        d = {t: f"{out}/latency-r{r}-{t}" for t in ("imgwarm", "imgwarm-default", "curl", "wget2")}
+        return {
+            f"imgwarm -j {j}": ([imgwarm, "warm", f"{inp}/latency.manifest", "-j", str(j), "--cache", d["imgwarm"],
+                                 "--insecure", "--progress", "none", "-q"], j, d["imgwarm"]),
+            "imgwarm (defaults)": ([imgwarm, "warm", f"{inp}/latency.manifest", "--cache", d["imgwarm-default"],
+                                    "--insecure", "--progress", "none", "-q"], defaults_j, d["imgwarm-default"]),
+            f"curl -j {j}": (["curl", "--parallel", "--parallel-max", str(j), "--http2", "-k", "-s", "-S", "--fail",
+                              "--create-dirs", "--output-dir", d["curl"], "-K", f"{inp}/latency.curl"], j, d["curl"]),
+            f"wget2 -j {j}": (["wget2", "-i", f"{inp}/latency.manifest", "--max-threads", str(j), "--http2",
+                               "--no-check-certificate", "-P", d["wget2"], "-nd", "--no-robots", "-q"], j, d["wget2"]),
+        }
+
+    log = open(outfile, "a")
+
+    def say(s):
+        print(s, flush=True)
+        log.write(s + "\n")
+        log.flush()
+
+    say(f"\n=== latency profile: {len(urls)} {name} over TLS + HTTP/2, origin {delay * 1000:.0f} ms per request, "
+        f"{rounds} rounds ===")
+    rates, cpus = {}, {}
+    for r in range(1, rounds + 1):
+        tools = tools_for(r)
+        order = list(tools)
+        rot = order[(r - 1) % len(order):] + order[:(r - 1) % len(order)]
+        for t in rot:
+            argv, jj, target = tools[t]
+            os.makedirs(target, exist_ok=True)
+            dt, cpu, rc, err = run_timed([argv])
+            n, _ = count_files(target)
+            note = "" if n == len(urls) else f"  ({n}/{len(urls)} files!)"
+            if rc != 0:
+                note += f"  exit {rc}: {err.decode(errors='replace').strip()[-300:]}"
+            rate = len(urls) / dt
+            bound = jj / delay
+            rates.setdefault(t, []).append(rate)
+            cpus.setdefault(t, []).append(cpu)
+            say(f"round {r} {t:20s} {dt:7.3f} s  {rate:7.0f} req/s = {rate / bound * 100:5.1f}% of {bound:.0f}"
+                f"  cpu {cpu:5.2f} s{note}")
+    say(f"{'tool':20s} {'median req/s':>12s} {'bound':>7s} {'of bound':>8s} {'cpu s':>6s}")
+    for t, (argv, jj, _) in tools_for(0).items():
+        med = statistics.median(rates[t])
+        bound = jj / delay
+        say(f"{t:20s} {med:12.0f} {bound:7.0f} {med / bound * 100:7.1f}% {statistics.median(cpus[t]):6.2f}")
+
+
 if __name__ == "__main__":
     cmds = {"corpus": cmd_corpus, "inputs": cmd_inputs, "rounds": cmd_rounds,
-            "cachedfill": cmd_cachedfill, "bigmanifest": cmd_bigmanifest}
+            "cachedfill": cmd_cachedfill, "bigmanifest": cmd_bigmanifest,
+            "delayserver": cmd_delayserver, "latency": cmd_latency}
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -4,13 +4,20 @@
 #
 #   scripts/bench.sh                 full size: 20,000 thumbnails (5-20 KB), 5,000 large (50-300 KB)
 #   scripts/bench.sh --small         quick: 2,000 thumbnails, 500 large
-#   scripts/bench.sh --only thumbs   one corpus (thumbs|large); --skip-extra skips the
+#   scripts/bench.sh --only thumbs   one part (thumbs|large|latency); --skip-extra skips the
 #                                    cached re-run / 1M-manifest / prune measurements
 #
 # Environment: BENCH_DIR (/tmp/imgwarm-bench; with --small /tmp/imgwarm-bench-small), BENCH_J (16), BENCH_ROUNDS (3),
 # BENCH_THUMBS / BENCH_LARGE (file counts), BENCH_PORT (18471), BENCH_OUT (bench-out),
 # BENCH_TARGET (where the tools write: $BENCH_DIR/out; e.g. /dev/shm/x to take the disk out),
-# BENCH_CACHED (100000), BENCH_MANIFEST_LINES (1000000), BENCH_PRUNE_FILES (1000000).
+# BENCH_CACHED (100000), BENCH_MANIFEST_LINES (1000000), BENCH_PRUNE_FILES (1000000),
+# BENCH_LAT_J (64), BENCH_LAT_FILES (8000), BENCH_DELAY_MS (40).
+#
+# Latency profile: nginx over TLS with HTTP/2 (a self-signed certificate made
+# with openssl here) proxies to an origin on loopback (bench.py delayserver)
+# that answers each request 40 ms late; imgwarm, curl --parallel and wget2 at
+# -j BENCH_LAT_J, and imgwarm at its defaults, fetch BENCH_LAT_FILES thumbnails
+# and each achieved request rate is reported against the bound -j / 40 ms.
 #
 # Each round runs every tool once, in a rotated order, each into a new folder
 # (removed at the end: about rounds x 8 x the corpus size of disk), with the
@@ -38,11 +45,16 @@ cached="${BENCH_CACHED:-100000}"
 mlines="${BENCH_MANIFEST_LINES:-1000000}"
 prunefiles="${BENCH_PRUNE_FILES:-1000000}"
 outdir="${BENCH_OUT:-$repo/bench-out}"
+latj="${BENCH_LAT_J:-64}"
+latfiles="${BENCH_LAT_FILES:-8000}"
+tlsport=$((port + 1))
+delayport=$((port + 2))
 only=""
 extra=1
 while (($#)); do
   case "$1" in
-    --small) thumbs="${BENCH_THUMBS:-2000}"; large="${BENCH_LARGE:-500}"; work="${work:-/tmp/imgwarm-bench-small}" ;;
+    --small) thumbs="${BENCH_THUMBS:-2000}"; large="${BENCH_LARGE:-500}"; latfiles="${BENCH_LAT_FILES:-2000}"
+             work="${work:-/tmp/imgwarm-bench-small}" ;;
     --only) only="$2"; shift ;;
     --skip-extra) extra=0 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
@@ -56,7 +68,7 @@ work="${work:-/tmp/imgwarm-bench}"   # --small keeps its own corpus in /tmp/imgw
 # ---------------------------------------------------------------- packages
 need=()
 for pair in nginx:nginx curl:curl aria2c:aria2 wget2:wget2 hyperfine:hyperfine convert:imagemagick \
-            /usr/bin/time:time python3:python3; do
+            /usr/bin/time:time python3:python3 openssl:openssl; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 if ((${#need[@]})); then
@@ -86,6 +98,10 @@ python3 scripts/bench.py corpus "$work" large "$large" 50 300
 # ---------------------------------------------------------------- nginx
 ngx="$work/nginx"
 mkdir -p "$ngx/logs" "$ngx/tmp"
+# The latency profile's TLS server: a self-signed certificate for 127.0.0.1
+# (the clients run with --insecure / -k / --no-check-certificate).
+[ -s "$ngx/cert.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=127.0.0.1" \
+  -addext "subjectAltName=IP:127.0.0.1" -keyout "$ngx/key.pem" -out "$ngx/cert.pem" 2>/dev/null
 cat > "$ngx/nginx.conf" <<EOF
 worker_processes auto;
 worker_rlimit_nofile $(ulimit -Hn);
@@ -108,15 +124,37 @@ http {
     root $work/corpus;
     location = /nginx_status { stub_status; }
   }
+  # Latency profile: TLS + HTTP/2 in front of the slow origin.
+  upstream slow_origin {
+    server 127.0.0.1:$delayport;
+    keepalive 256;
+  }
+  server {
+    listen 127.0.0.1:$tlsport ssl http2;
+    ssl_certificate $ngx/cert.pem;
+    ssl_certificate_key $ngx/key.pem;
+    http2_max_concurrent_streams 256;
+    location / {
+      proxy_pass http://slow_origin;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
 }
 EOF
 nginx_pid=""
-stop_nginx() { if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=""; fi; }
+delay_pid=""
+stop_nginx() {
+  if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=""; fi
+  if [ -n "$delay_pid" ]; then kill "$delay_pid" 2>/dev/null || true; wait "$delay_pid" 2>/dev/null || true; delay_pid=""; fi
+}
 cleanup_targets() { if [ -n "${targets:-}" ]; then rm -rf "$targets"; fi; }
 trap 'stop_nginx; cleanup_targets' EXIT
 trap 'stop_nginx; cleanup_targets; exit 130' INT TERM
 nginx -p "$ngx" -c "$ngx/nginx.conf" &
 nginx_pid=$!
+python3 scripts/bench.py delayserver "$work/corpus" "$delayport" "${BENCH_DELAY_MS:-40}" &
+delay_pid=$!
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/nginx_status" && break; sleep 0.1; done
 requests() { curl -s "http://127.0.0.1:$port/nginx_status" | awk '/^ *[0-9]+ +[0-9]+ +[0-9]+/{print $3}'; }
 
@@ -137,6 +175,15 @@ for c in thumbs large; do
   python3 scripts/bench.py inputs "$work" "$c" "$base"
   python3 scripts/bench.py rounds "$work" "$c" "$rounds" "$j" "$imgwarm" "$results"
 done
+
+if [ -z "$only" ] || [ "$only" = latency ]; then
+  # Up once the origin answers (404 for a folder) through nginx's TLS port.
+  for _ in $(seq 100); do
+    [ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$tlsport/thumbs/")" = 404 ] && break; sleep 0.1
+  done
+  python3 scripts/bench.py latency "$work" thumbs "$latfiles" "$latj" "$rounds" "$imgwarm" "$results" \
+    "https://127.0.0.1:$tlsport"
+fi
 
 if ((extra)); then
   # ------------------------------------------------------------ cached re-run
