@@ -1,6 +1,16 @@
-/* PNG validation with libpng: header limits first, then every row of every
-   interlace pass, then png_read_end so damage after the last row (a missing
-   IEND, a CRC error in a trailing chunk) is seen too.
+/* PNG validation: libpng reads and judges everything up to the first IDAT
+   (png_read_info: signature, IHDR, PLTE, every chunk's CRC and order), and
+   the size limits are checked; then the image data and the chunks after it
+   are read here, the way libpng's sequential reader reads them (pngrutil.c
+   png_read_IDAT_data and png_read_finish_IDAT, pngread.c png_read_row and
+   png_read_end of libpng 1.6.39, with a NULL end info as we pass it), with
+   the same zlib calls on the same input blocks and row-sized outputs, so
+   every verdict is libpng's: each row of each interlace pass inflated and
+   its filter byte checked, "Not enough image data" when the stream or the
+   IDAT chunks end early, CRCs of critical chunks, IEND. What is left out is
+   the work that cannot change a verdict: undoing the row filters (Paeth and
+   the others only compute pixel values) and assembling interlaced rows,
+   about half of libpng's instructions per image.
 
    APNG: Debian's libpng has no APNG patch and reads only the default image
    (its acTL, fcTL and fdAT chunks are unknown ancillary chunks to it, whose
@@ -88,33 +98,279 @@ static int iw_png_run(png_ctx *c) {
     c->out->frames = 1;
     if (iw_exceeds(c->out->width, c->out->height, c->max_pixels)) return IW_TOO_LARGE;
 
-    int passes = png_set_interlace_handling(png);
-    c->interlaced = passes > 1;
-    png_read_update_info(png, info);
-    size_t rowbytes = png_get_rowbytes(png, info);
-    c->row = (uint8_t *)malloc(rowbytes ? rowbytes : 1);
-    if (!c->row) {
-        c->status = IW_NO_MEMORY;
-        png_error(png, "out of memory for a row");
-    }
-    c->stage = 1;
-    for (c->pass = 0; c->pass < passes; c->pass++) {
-        for (c->row_index = 0; c->row_index < c->out->height; c->row_index++) {
-            png_read_row(png, c->row, NULL);
-        }
-    }
-    c->stage = 2;
-    png_read_end(png, NULL);
     return IW_OK;
 }
 
+/* ---- image data and trailing chunks, as libpng reads them ------------- */
 
-/* ---- APNG frames ------------------------------------------------------- */
+/* pnglibconf.h of libpng 1.6: PNG_IDAT_READ_SIZE (PNG_ZBUF_SIZE) is the
+   block libpng reads IDAT data in; PNG_INFLATE_BUF_SIZE the buffer of its
+   end-of-stream check. Both change where zlib stops, so both are kept. */
+#define IW_PNG_IDAT_READ_SIZE 8192u
+#define IW_PNG_INFLATE_BUF_SIZE 1024u
 
 /* Adam7: x start, y start, x step, y step of each pass. */
 static const uint8_t iw_adam7[7][4] = {
     {0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2},
 };
+
+typedef struct {
+    png_ctx *c;
+    uLong crc;           /* CRC of the current chunk so far */
+    uint32_t idat_left;  /* bytes of the current IDAT not read yet */
+    z_stream z;
+    int z_open;
+    int z_started;       /* the first byte was seen (libpng's zstream_start) */
+    int ended;           /* Z_STREAM_END seen */
+} iw_png_reader;
+
+/* Reads n bytes of the current chunk (into the CRC); NULL when the data
+   ends first. */
+static const uint8_t *iw_png_take(iw_png_reader *r, size_t n) {
+    png_ctx *c = r->c;
+    if (c->len - c->pos < n) {
+        c->hit_end = 1;
+        return NULL;
+    }
+    const uint8_t *p = c->data + c->pos;
+    c->pos += n;
+    r->crc = crc32(r->crc, p, (uInt)n);
+    return p;
+}
+
+/* png_read_chunk_header: length, type, its checks (an over-long chunk is
+   only a benign error in libpng, so not checked). */
+static int iw_png_chunk_header(iw_png_reader *r, uint32_t *length, char type[4]) {
+    png_ctx *c = r->c;
+    if (c->len - c->pos < 8) {
+        c->hit_end = 1;
+        return IW_TRUNCATED;
+    }
+    const uint8_t *p = c->data + c->pos;
+    c->pos += 8;
+    *length = iw_be32(p);
+    memcpy(type, p + 4, 4);
+    r->crc = crc32(0, p + 4, 4);
+    if (*length > 0x7FFFFFFFu) {
+        iw_set_reason(c->out, "PNG unsigned integer out of range");
+        return IW_CORRUPT;
+    }
+    for (int i = 0; i < 4; i++) {
+        uint8_t ch = (uint8_t)type[i];
+        if (ch < 65 || ch > 122 || (ch > 90 && ch < 97)) {
+            /* png_format_buffer: letters as they are, other bytes in hex. */
+            char name[17];
+            size_t at = 0;
+            for (int k = 0; k < 4; k++) {
+                uint8_t b = p[4 + k];
+                int letter = (b >= 65 && b <= 90) || (b >= 97 && b <= 122);
+                at += (size_t)snprintf(name + at, sizeof name - at, letter ? "%c" : "[%02X]", b);
+            }
+            iw_set_reason(c->out, "%s: invalid chunk type", name);
+            return IW_CORRUPT;
+        }
+    }
+    return IW_OK;
+}
+
+/* png_crc_finish: skips the rest of the chunk, then its CRC must match;
+   libpng forgives a bad CRC in an ancillary chunk (lowercase first letter). */
+static int iw_png_crc_finish(iw_png_reader *r, uint32_t skip, const char type[4]) {
+    if (!iw_png_take(r, skip)) return IW_TRUNCATED;
+    png_ctx *c = r->c;
+    if (c->len - c->pos < 4) {
+        c->hit_end = 1;
+        return IW_TRUNCATED;
+    }
+    uint32_t want = iw_be32(c->data + c->pos);
+    c->pos += 4;
+    if (want != (uint32_t)r->crc && !(type[0] & 0x20)) {
+        iw_set_reason(c->out, "%.4s: CRC error", type);
+        return IW_CORRUPT;
+    }
+    return IW_OK;
+}
+
+/* The input side of png_read_IDAT_data: the next block of IDAT data, over
+   as many (empty) IDAT chunks as it takes; any other chunk means the image
+   data ended too soon. */
+static int iw_png_next_block(iw_png_reader *r) {
+    static const char idat[4] = {'I', 'D', 'A', 'T'};
+    while (r->idat_left == 0) {
+        int st = iw_png_crc_finish(r, 0, idat);
+        if (st != IW_OK) return st;
+        char type[4];
+        uint32_t length;
+        if ((st = iw_png_chunk_header(r, &length, type)) != IW_OK) return st;
+        if (memcmp(type, idat, 4) != 0) {
+            iw_set_reason(r->c->out, "Not enough image data");
+            return IW_CORRUPT;
+        }
+        r->idat_left = length;
+    }
+    uint32_t n = r->idat_left < IW_PNG_IDAT_READ_SIZE ? r->idat_left : IW_PNG_IDAT_READ_SIZE;
+    const uint8_t *p = iw_png_take(r, n);
+    if (!p) return IW_TRUNCATED;
+    r->idat_left -= n;
+    r->z.next_in = (Bytef *)p;
+    r->z.avail_in = n;
+    return IW_OK;
+}
+
+/* png_zlib_inflate: libpng refuses a window size field above 7 itself. */
+static int iw_png_inflate(iw_png_reader *r) {
+    if (!r->z_started && r->z.avail_in > 0) {
+        if ((*r->z.next_in >> 4) > 7) {
+            r->z.msg = (char *)"invalid window size (libpng)";
+            return Z_DATA_ERROR;
+        }
+        r->z_started = 1;
+    }
+    return inflate(&r->z, Z_NO_FLUSH);
+}
+
+/* png_zstream_error's names for a zlib status without a message. */
+static const char *iw_zlib_message(const z_stream *z, int ret) {
+    if (z->msg) return z->msg;
+    switch (ret) {
+    case Z_STREAM_END: return "unexpected end of LZ stream";
+    case Z_NEED_DICT: return "missing LZ dictionary";
+    case Z_STREAM_ERROR: return "bad parameters to zlib";
+    case Z_DATA_ERROR: return "damaged LZ stream";
+    case Z_MEM_ERROR: return "insufficient memory";
+    case Z_BUF_ERROR: return "truncated";
+    default: return "unexpected zlib return code";
+    }
+}
+
+/* One row: png_read_IDAT_data with an output of row_len bytes, then
+   png_read_row's filter byte check. */
+static int iw_png_read_row(iw_png_reader *r, uint8_t *row, size_t row_len) {
+    r->z.next_out = row;
+    size_t avail_out = row_len;
+    do {
+        int st;
+        if (r->z.avail_in == 0 && (st = iw_png_next_block(r)) != IW_OK) return st;
+        r->z.avail_out = (uInt)avail_out;
+        avail_out = 0;
+        int ret = iw_png_inflate(r);
+        avail_out += r->z.avail_out;
+        r->z.avail_out = 0;
+        if (ret == Z_STREAM_END) {
+            r->z.next_out = NULL;
+            r->ended = 1;
+            break;
+        }
+        if (ret != Z_OK) {
+            iw_set_reason(r->c->out, "IDAT: %s", iw_zlib_message(&r->z, ret));
+            return ret == Z_MEM_ERROR ? IW_NO_MEMORY : IW_CORRUPT;
+        }
+    } while (avail_out > 0);
+    if (avail_out > 0) {
+        iw_set_reason(r->c->out, "Not enough image data");
+        return IW_CORRUPT;
+    }
+    if (row[0] > 4) {
+        iw_set_reason(r->c->out, "bad adaptive filter value");
+        return IW_CORRUPT;
+    }
+    return IW_OK;
+}
+
+/* png_read_finish_IDAT after the last row: one look for the end of the
+   stream (its errors and extra data are benign in libpng), then the rest
+   of the current IDAT and its CRC. */
+static int iw_png_finish_idat(iw_png_reader *r) {
+    if (!r->ended) {
+        uint8_t tmp[IW_PNG_INFLATE_BUF_SIZE];
+        size_t produced = 0;
+        do {
+            int st;
+            if (r->z.avail_in == 0 && (st = iw_png_next_block(r)) != IW_OK) return st;
+            r->z.next_out = tmp;
+            r->z.avail_out = sizeof tmp;
+            int ret = iw_png_inflate(r);
+            produced += sizeof tmp - r->z.avail_out;
+            r->z.avail_out = 0;
+            if (ret == Z_STREAM_END || ret != Z_OK) break;
+        } while (produced > 0);
+    }
+    static const char idat[4] = {'I', 'D', 'A', 'T'};
+    return iw_png_crc_finish(r, r->idat_left, idat);
+}
+
+/* png_read_end with a NULL info: every chunk up to IEND has its CRC
+   checked (critical ones must match), a second IHDR is fatal. */
+static int iw_png_read_end(iw_png_reader *r) {
+    for (;;) {
+        char type[4];
+        uint32_t length;
+        int st = iw_png_chunk_header(r, &length, type);
+        if (st != IW_OK) return st;
+        if (memcmp(type, "IHDR", 4) == 0) {
+            iw_set_reason(r->c->out, "IHDR: out of place");
+            return IW_CORRUPT;
+        }
+        if ((st = iw_png_crc_finish(r, length, type)) != IW_OK) return st;
+        if (memcmp(type, "IEND", 4) == 0) return IW_OK;
+    }
+}
+
+/* Image data from the first IDAT (libpng's png_read_info stopped after its
+   chunk header), every row of every pass, then the trailing chunks. */
+static int iw_png_image_data(png_ctx *c) {
+    const uint8_t *ihdr = c->data + 16;
+    const unsigned depth = ihdr[8], color = ihdr[9];
+    const unsigned bpp = depth * (color == 2 ? 3u : color == 4 ? 2u : color == 6 ? 4u : 1u);
+    const uint32_t width = c->out->width, height = c->out->height;
+    c->interlaced = ihdr[12] == 1;
+    iw_png_reader r;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.idat_left = iw_be32(c->data + c->pos - 8);
+    r.crc = crc32(0, c->data + c->pos - 4, 4);
+    /* libpng's inflate: the window size the stream's header gives. */
+    if (inflateInit2(&r.z, 0) != Z_OK) {
+        iw_set_reason(c->out, "out of memory for zlib");
+        return IW_NO_MEMORY;
+    }
+    size_t row_max = ((size_t)width * bpp + 7) / 8 + 1;
+    c->row = (uint8_t *)malloc(row_max);
+    if (!c->row) {
+        inflateEnd(&r.z);
+        iw_set_reason(c->out, "out of memory for a row");
+        return IW_NO_MEMORY;
+    }
+    int st = IW_OK;
+    c->stage = 1;
+    static const uint8_t whole[4] = {0, 0, 1, 1};
+    for (int pass = 0; pass < (c->interlaced ? 7 : 1) && st == IW_OK; pass++) {
+        const uint8_t *a = c->interlaced ? iw_adam7[pass] : whole;
+        uint32_t pw = width > a[0] ? (width - a[0] + a[2] - 1) / a[2] : 0;
+        uint32_t ph = height > a[1] ? (height - a[1] + a[3] - 1) / a[3] : 0;
+        if (pw == 0 || ph == 0) continue;
+        size_t row_len = ((size_t)pw * bpp + 7) / 8 + 1;
+        c->pass = pass;
+        for (uint32_t k = 0; k < ph && st == IW_OK; k++) {
+            c->row_index = a[1] + k * a[3];
+            st = iw_png_read_row(&r, c->row, row_len);
+        }
+    }
+    if (st == IW_OK) {
+        /* libpng finishes the data inside the last row call it makes. */
+        c->pass = c->interlaced ? 6 : 0;
+        c->row_index = height - 1;
+        st = iw_png_finish_idat(&r);
+    }
+    inflateEnd(&r.z);
+    if (st == IW_OK) {
+        c->stage = 2;
+        st = iw_png_read_end(&r);
+    }
+    return st;
+}
+
+/* ---- APNG frames ------------------------------------------------------- */
 
 /* Where one frame's filtered image data stands: rows of 1 filter byte plus
    rowbytes, pass by pass. */
@@ -432,6 +688,7 @@ int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_res
         return IW_NO_MEMORY;
     }
     int status = iw_png_run(&c);
+    if (status == IW_OK) status = iw_png_image_data(&c);
     if (status == IW_TRUNCATED) {
         if (c.stage == 1 && c.interlaced)
             iw_set_reason(out, "premature end of data in interlace pass %d of 7 (row %u of %u)",
