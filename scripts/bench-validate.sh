@@ -55,9 +55,7 @@ def chunks(path):
 def chunk(t, d): return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
 frames = [list(chunks(p)) for p in sys.argv[2:]]
 ihdr = dict(frames[0])[b'IHDR']; w, h = struct.unpack('>II', ihdr[:8])
-out = b'PNG
-
-' + chunk(b'IHDR', ihdr) + chunk(b'acTL', struct.pack('>II', len(frames), 0))
+out = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', ihdr) + chunk(b'acTL', struct.pack('>II', len(frames), 0))
 seq = 0
 for k, f in enumerate(frames):
     assert dict(f)[b'IHDR'] == ihdr, 'frames differ in IHDR'

@@ -1,14 +1,6 @@
 import Testing
+import TestSupport
 @testable import ImgWarmKit
-
-private func validate(_ bytes: [UInt8], _ options: ValidationOptions = ValidationOptions()) -> Result<ImageInfo, ValidationFailure> {
-    ImageValidator.validate(bytes, options: options)
-}
-
-private func reason(_ result: Result<ImageInfo, ValidationFailure>) -> String? {
-    if case .failure(let f) = result { return f.reason }
-    return nil
-}
 
 /// APNG: every frame after the default image is checked by the APNG walk
 /// of png_validate.c (Debian's libpng reads only the default image). The
@@ -35,7 +27,7 @@ private func reason(_ result: Result<ImageInfo, ValidationFailure>) -> String? {
         #expect(Fixture.chunks(Self.apng).map(\.type) == ["IHDR", "acTL", "fcTL", "IDAT", "fcTL", "fdAT", "fcTL", "fdAT", "IEND"])
         #expect(validate(Self.apng) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 3)))
         // Hand-made frame data of the exact length passes too.
-        let stored = Fixture.replacingChunk(Self.apng, Self.lastFdAT, with: Self.fdAT(sequence: 4, Fixture.zlibStored(Self.rows(10))))
+        let stored = Fixture.replacingChunk(Self.apng, Self.lastFdAT, with: Self.fdAT(sequence: 4, TinyPNG.zlibStored(Self.rows(10))))
         #expect(validate(stored) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 3)))
     }
 
@@ -58,9 +50,9 @@ private func reason(_ result: Result<ImageInfo, ValidationFailure>) -> String? {
                     "fdAT kept \(keep) of \(data.count) bytes: \(r ?? "accepted")")
         }
         // Exact stored streams say how far the rows went.
-        let short = Fixture.replacingChunk(Self.apng, Self.lastFdAT, with: Self.fdAT(sequence: 4, Fixture.zlibStored(Self.rows(4))))
+        let short = Fixture.replacingChunk(Self.apng, Self.lastFdAT, with: Self.fdAT(sequence: 4, TinyPNG.zlibStored(Self.rows(4))))
         #expect(reason(validate(short)) == "truncated PNG: APNG frame 3: image data ends at row 4 of 10")
-        var unended = Fixture.zlibStored(Self.rows(10))
+        var unended = TinyPNG.zlibStored(Self.rows(10))
         unended.removeLast(4)  // no Adler-32
         let noEnd = Fixture.replacingChunk(Self.apng, Self.lastFdAT, with: Self.fdAT(sequence: 4, unended))
         #expect(reason(validate(noEnd)) == "truncated PNG: APNG frame 3: zlib stream not ended after the last row")
@@ -73,10 +65,10 @@ private func reason(_ result: Result<ImageInfo, ValidationFailure>) -> String? {
         badCRC[fdat.dataStart + fdat.length] ^= 0x01
         #expect(reason(validate(badCRC)) == "corrupt PNG: fdAT: CRC error")
         // A filter type above 4.
-        let badFilter = Fixture.replacingChunk(Self.apng, Self.lastFdAT, with: Self.fdAT(sequence: 4, Fixture.zlibStored(Self.rows(3) + Self.rows(7, filter: 9))))
+        let badFilter = Fixture.replacingChunk(Self.apng, Self.lastFdAT, with: Self.fdAT(sequence: 4, TinyPNG.zlibStored(Self.rows(3) + Self.rows(7, filter: 9))))
         #expect(reason(validate(badFilter)) == "corrupt PNG: APNG frame 3: fdAT: bad adaptive filter value 9 at row 3 of 10")
         // A wrong Adler-32.
-        var stream = Fixture.zlibStored(Self.rows(10))
+        var stream = TinyPNG.zlibStored(Self.rows(10))
         stream[stream.count - 1] ^= 0xFF
         let badAdler = Fixture.replacingChunk(Self.apng, Self.lastFdAT, with: Self.fdAT(sequence: 4, stream))
         #expect(reason(validate(badAdler)) == "corrupt PNG: APNG frame 3: fdAT: incorrect data check")

@@ -108,24 +108,6 @@ enum Fixture {
         return Array(png[c.dataStart..<(c.dataStart + c.length)])
     }
 
-    /// A zlib stream of stored (uncompressed) blocks: the tests choose every
-    /// inflated byte, filter bytes included.
-    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x78, 0x01]
-        var i = 0
-        repeat {
-            let n = min(65535, data.count - i)
-            let last: UInt8 = i + n == data.count ? 1 : 0
-            out += [last, UInt8(n & 0xFF), UInt8(n >> 8), UInt8(~n & 0xFF), UInt8((~n >> 8) & 0xFF)]
-            out += data[i..<(i + n)]
-            i += n
-        } while i < data.count
-        var a: UInt32 = 1, b: UInt32 = 0
-        for byte in data { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
-        let adler = b << 16 | a
-        return out + [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
-    }
-
     /// Rewrites IHDR's width and height and recomputes its CRC, so only the
     /// claimed size is wrong.
     static func withIHDRSize(_ png: [UInt8], width: UInt32, height: UInt32) -> [UInt8] {

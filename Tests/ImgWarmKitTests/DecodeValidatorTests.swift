@@ -2,16 +2,17 @@ import CImageFixtures
 import Testing
 @testable import ImgWarmKit
 
-private func validate(_ bytes: [UInt8], _ options: ValidationOptions = ValidationOptions()) -> Result<ImageInfo, ValidationFailure> {
+/// The helpers of every decode test file.
+func validate(_ bytes: [UInt8], _ options: ValidationOptions = ValidationOptions()) -> Result<ImageInfo, ValidationFailure> {
     ImageValidator.validate(bytes, options: options)
 }
 
-private func reason(_ result: Result<ImageInfo, ValidationFailure>) -> String? {
+func reason(_ result: Result<ImageInfo, ValidationFailure>) -> String? {
     if case .failure(let f) = result { return f.reason }
     return nil
 }
 
-private func info(_ result: Result<ImageInfo, ValidationFailure>) -> ImageInfo? {
+func info(_ result: Result<ImageInfo, ValidationFailure>) -> ImageInfo? {
     if case .success(let i) = result { return i }
     return nil
 }

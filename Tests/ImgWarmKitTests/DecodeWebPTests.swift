@@ -1,15 +1,6 @@
 import Testing
 @testable import ImgWarmKit
 
-private func validate(_ bytes: [UInt8], _ options: ValidationOptions = ValidationOptions()) -> Result<ImageInfo, ValidationFailure> {
-    ImageValidator.validate(bytes, options: options)
-}
-
-private func reason(_ result: Result<ImageInfo, ValidationFailure>) -> String? {
-    if case .failure(let f) = result { return f.reason }
-    return nil
-}
-
 struct WebPCase: CustomTestStringConvertible, Sendable {
     var name: String
     var bytes: [UInt8]

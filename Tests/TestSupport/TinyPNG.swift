@@ -33,7 +33,9 @@ public enum TinyPNG {
         return be32(UInt32(data.count)) + t + data + be32(crc32(t + data))
     }
 
-    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+    /// A zlib stream of stored (uncompressed) blocks: every inflated byte
+    /// is the caller's, filter bytes included.
+    public static func zlibStored(_ data: [UInt8]) -> [UInt8] {
         var out: [UInt8] = [0x78, 0x01]
         var offset = 0
         repeat {
