@@ -7,14 +7,7 @@ import Testing
 // AVIF (libavif + libaom), HEIC/HEIF (libheif) and JPEG XL (libjxl): the
 // images come from the same libraries' encoders (CImageFixtures).
 
-private func validate(_ bytes: [UInt8], _ options: ValidationOptions = ValidationOptions()) -> Result<ImageInfo, ValidationFailure> {
-    ImageValidator.validate(bytes, options: options)
-}
-
-private func reason(_ result: Result<ImageInfo, ValidationFailure>) -> String? {
-    if case .failure(let f) = result { return f.reason }
-    return nil
-}
+// validate(_:_:) and reason(_:): the shared helpers of DecodeValidatorTests.swift.
 
 private func limit(_ maxPixels: UInt64) -> ValidationOptions {
     var options = ValidationOptions()
