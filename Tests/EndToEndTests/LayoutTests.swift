@@ -62,11 +62,17 @@ import Glibc
         #expect(paths.status == 0)
         #expect(paths.stdout == names.map { f.cache + "/" + $0 + "\n" }.joined())
 
-        // Second run: all hits, no request.
+        // Second run: all hits, no request. A hit extends the deadline as
+        // Kingfisher's read does (`FileMeta.extendExpiration`): a file one
+        // hour from its deadline gets a full week again.
+        var soon = [timespec(tv_sec: Self.nowSeconds(), tv_nsec: 0), timespec(tv_sec: Self.nowSeconds() + 3600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, f.cache + "/" + names[2], &soon, 0) == 0)
+        let secondStart = Self.nowSeconds()
         let second = try f.warm([manifest, "--layout", "kingfisher", "--report", report])
         #expect(second.status == 0)
         #expect(f.server.totalRequests == 3)
         #expect(try f.report(report).totals["cached"] as? Int == 3)
+        #expect(try Self.fileStat(f.cache + "/" + names[2]).st_mtim.tv_sec >= secondStart + 604_800)
 
         // One file past its deadline (the app would fetch it again), one at
         // exactly now-ish in the past: both are fetched again, as the app would.
