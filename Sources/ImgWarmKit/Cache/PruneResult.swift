@@ -11,16 +11,42 @@ public struct PruneResult {
         public var reason: Reason { rank == 0 ? .expired : .trimmed }
     }
 
-    /// The removals in order: expired files, then trimmed ones by rank. Kept
-    /// as 4-byte record indices (a run may remove millions); the rank of a
-    /// trimmed file is its position after the expired ones.
+    /// The removals in order: expired files, then trimmed ones by rank; the
+    /// rank of a trimmed file is its position after the expired ones.
+    /// The pruner removes records in index order, so the removed indices
+    /// come in a few runs of consecutive numbers (broken only where a file
+    /// vanished, was renewed or could not be removed): kept as runs, a
+    /// million removals take a few bytes instead of 4 MB.
     public struct Removals: RandomAccessCollection, Sendable {
-        fileprivate var recordIndices: [UInt32] = []
+        /// First record index of each run, and how many removals precede it.
+        fileprivate var runStarts: [UInt32] = []
+        fileprivate var runPositions: [Int] = []
+        fileprivate var total = 0
         fileprivate var expiredCount = 0
         public var startIndex: Int { 0 }
-        public var endIndex: Int { recordIndices.count }
+        public var endIndex: Int { total }
         public subscript(position: Int) -> Removal {
-            Removal(index: recordIndices[position], rank: position < expiredCount ? 0 : UInt32(position - expiredCount + 1))
+            precondition(position >= 0 && position < total, "removal index out of range")
+            // The last run that starts at or before `position`.
+            var low = 0
+            var high = runPositions.count
+            while low < high {
+                let mid = (low + high) / 2
+                if runPositions[mid] <= position { low = mid + 1 } else { high = mid }
+            }
+            let run = low - 1
+            let index = runStarts[run] + UInt32(position - runPositions[run])
+            return Removal(index: index, rank: position < expiredCount ? 0 : UInt32(position - expiredCount + 1))
+        }
+
+        fileprivate mutating func append(_ index: UInt32) {
+            if let last = runStarts.last, let start = runPositions.last, last + UInt32(total - start) == index {
+                total += 1
+                return
+            }
+            runStarts.append(index)
+            runPositions.append(total)
+            total += 1
         }
     }
 
@@ -107,7 +133,7 @@ public struct PruneResult {
         let bytes = UInt64(inventory.bytes(record))
         switch outcome {
         case .removed:
-            removals.recordIndices.append(UInt32(index))
+            removals.append(UInt32(index))
             removedBytes += bytes
             if isExpired {
                 expired += 1
