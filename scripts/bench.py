@@ -417,6 +417,7 @@ def cmd_latency(work, name, count, j, rounds, imgwarm, outfile, baseurl):
     inp = os.path.join(work, "inputs")
     out = os.environ.get("BENCH_TARGET") or os.path.join(work, "out")
     urls = [f"{baseurl}/{name}/{rel}" for rel in files]
+    os.makedirs(inp, exist_ok=True)
     with open(os.path.join(inp, "latency.manifest"), "w") as f:
         f.writelines(u + "\n" for u in urls)
     with open(os.path.join(inp, "latency.curl"), "w") as f:
