@@ -78,3 +78,19 @@ void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size) {
         : mremap(old, old_size, new_size, MREMAP_MAYMOVE);
     return p == MAP_FAILED ? NULL : p;
 }
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+int imgwarm_rename_noreplace(const char *from, const char *to) {
+#ifdef SYS_renameat2
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    /* EINVAL: this filesystem has no RENAME_NOREPLACE; ENOSYS/EPERM: an
+     * old kernel or a seccomp filter. Anything else is the answer. */
+    if (errno != EINVAL && errno != ENOSYS && errno != EPERM) return errno;
+#endif
+    if (link(from, to) != 0) return errno;
+    unlink(from);
+    return 0;
+}

@@ -42,7 +42,7 @@ import Testing
             let within = position % CacheLookahead.chunkSize
             if within == 0 { chunk = lookahead.take(chunk: position / CacheLookahead.chunkSize) }
             let key = plan.key(Int(plan.order[position]))
-            let direct = CacheLookahead.lookup(key, in: cache, renewingHits: false)
+            let direct = CacheLookahead.lookup(cache.fileName(forKey: key), in: cache, renewingHits: false)
             if let lookup = chunk?[within] {
                 fromChunks += 1
                 #expect(lookup.name.storedName == direct.name.storedName)
@@ -82,5 +82,64 @@ import Testing
         FileManager.default.createFile(atPath: dir + "/0123.png", contents: Data([1]))
         #expect(cache.holdsEntries())
         #expect(!DiskCache(directory: dir + "/missing").holdsEntries())
+    }
+
+    /// A cache empty at the start is not looked into per file: a file that
+    /// appears later (another run's) is not seen by the lookup, and the
+    /// store then keeps it rather than replacing it.
+    @Test func aCacheEmptyAtTheStartIsNotStatPerFileAndAConcurrentWritersFileIsKept() throws {
+        let dir = makeTempDirectory("imgwarm-lookups-empty")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        let plan = WarmPlan()
+        _ = plan.addManifestPath("m")
+        let urls = (0..<3).map { "https://img.example/\($0).png" }
+        for (i, url) in urls.enumerated() {
+            plan.add(ManifestEntry(url: url, key: url, priority: nil, source: ManifestSource(fileIndex: 0, line: i + 1)))
+        }
+        plan.finalize()
+        let lookups = CacheLookups(plan: plan, cache: cache, renewingHits: true)
+        defer { lookups.stop() }
+        // "Another run" stores entry 0 after the listing.
+        let theirs = cache.directory + "/" + cache.fileName(forKey: plan.key(Int(plan.order[0]))).storedName
+        FileManager.default.createFile(atPath: theirs, contents: Data("theirs".utf8))
+        let first = lookups.lookup(at: 0)
+        #expect(first.existing == nil && first.unchecked)
+        #expect(first.name == cache.fileName(forKey: plan.key(Int(plan.order[0]))))
+        // Our copy is dropped; theirs stays; no temp file is left.
+        try Data("ours".utf8).withUnsafeBytes {
+            try cache.store($0, as: first.name, replacing: nil, keepExisting: first.unchecked)
+        }
+        #expect(FileManager.default.contents(atPath: theirs) == Data("theirs".utf8))
+        #expect(DiskCache.listDirectory(cache.tempDirectory).isEmpty)
+        // A name nobody wrote is stored as usual.
+        let second = lookups.lookup(at: 1)
+        try Data("ours".utf8).withUnsafeBytes {
+            try cache.store($0, as: second.name, replacing: nil, keepExisting: second.unchecked)
+        }
+        #expect(FileManager.default.contents(atPath: cache.directory + "/" + second.name.storedName) == Data("ours".utf8))
+        // A checked store (a cache that held files) replaces, as a refresh
+        // or an expired entry needs.
+        try Data("new".utf8).withUnsafeBytes { try cache.store($0, as: first.name, replacing: nil, keepExisting: false) }
+        #expect(FileManager.default.contents(atPath: theirs) == Data("new".utf8))
+    }
+
+    /// The names the plan gives (from its own MD5 of each key) are the
+    /// layout's names for every layout.
+    @Test func planNamesFromItsMD5MatchEveryLayout() throws {
+        let plan = WarmPlan()
+        _ = plan.addManifestPath("m")
+        let keys = ["https://img.example/a.png", "https://img.example/b%20c.JPG?x=1", "https://img.example/d", "k\u{0}tail.gif"]
+        for (i, key) in keys.enumerated() {
+            plan.add(ManifestEntry(url: "https://img.example/\(i)", key: key, priority: nil, source: ManifestSource(fileIndex: 0, line: i + 1)))
+        }
+        plan.finalize()
+        for kind in CacheLayoutKind.allCases {
+            let cache = DiskCache(directory: "/nonexistent", layout: kind.layout())
+            for index in 0..<plan.count {
+                #expect(plan.entryName(index, in: cache) == cache.fileName(forKey: plan.key(index)), "\(kind) \(plan.key(index))")
+            }
+        }
     }
 }

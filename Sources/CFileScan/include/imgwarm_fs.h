@@ -62,6 +62,12 @@ static inline const char *imgwarm_dirent_name(const void *record) {
  * mremap is variadic in C, which Swift cannot call. */
 void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size);
 
+/* rename(from, to) that never replaces an existing `to`: renameat2 with
+ * RENAME_NOREPLACE (one call, atomic), or link + unlink on filesystems
+ * without it. Returns 0, or the errno value; EEXIST: `to` exists and
+ * `from` is left in place. (renameat2 is _GNU_SOURCE-only too.) */
+int imgwarm_rename_noreplace(const char *from, const char *to);
+
 /* d_type values (from <dirent.h>, which Swift imports without them on some
  * toolchains). */
 enum { IMGWARM_DT_UNKNOWN = 0, IMGWARM_DT_DIR = 4, IMGWARM_DT_REG = 8 };

@@ -30,11 +30,13 @@ public struct CacheFileName: Equatable, Sendable {
     public static let maxExtensionLength = 222
 
     public init(key: String) {
-        // SDWebImage hashes `key.UTF8String` with strlen(): a key with an
-        // embedded NUL is hashed up to that NUL. Match it byte for byte.
-        var bytes = Array(key.utf8)
-        if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
-        md5 = Self.hex(Insecure.MD5.hash(data: bytes))
+        self.init(md5Digest: Self.digest(ofKey: key), key: key)
+    }
+
+    /// The name for `key` whose MD5 (`digest(ofKey:)`) is already known: a
+    /// run hashes each key once, when it reads the manifest.
+    public init<D: Sequence>(md5Digest digest: D, key: String) where D.Element == UInt8 {
+        md5 = Self.hex(digest)
         let keyBytes = Array(key.utf8)
         let modern = ModernURL.extensions(ofKey: key, keyBytes).map(Self.sanitized)
         let legacy = LegacyCFURL.extensions(ofKey: key, keyBytes).map(Self.sanitized)
@@ -56,6 +58,14 @@ public struct CacheFileName: Equatable, Sendable {
         guard var e = ext else { return nil }
         e.removeAll { $0 == "\0" || $0 == ":" }
         return e.isEmpty || e.utf16.count > maxExtensionLength ? nil : e
+    }
+
+    /// MD5 of the key as SDWebImage hashes it: `key.UTF8String` with
+    /// strlen(), so a key with an embedded NUL is hashed up to that NUL.
+    public static func digest(ofKey key: String) -> Insecure.MD5Digest {
+        var bytes = Array(key.utf8)
+        if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
+        return Insecure.MD5.hash(data: bytes)
     }
 
     /// The name an app linked on iOS 17 or later looks up first.

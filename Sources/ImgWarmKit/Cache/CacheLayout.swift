@@ -22,6 +22,12 @@ public protocol CacheLayout: Sendable {
     /// name imgwarm writes.
     func entryName(forKey key: String) -> CacheEntryName
 
+    /// `entryName(forKey:)` when the MD5 of the key (of its UTF-8 bytes up
+    /// to a NUL, as `CacheFileName.digest(ofKey:)`) is already known: `warm`
+    /// computes it once per entry to de-duplicate the manifest, and a
+    /// layout that names files by it need not hash again.
+    func entryName(forKey key: String, md5: UnsafeRawBufferPointer) -> CacheEntryName
+
     /// Whether an existing file still is the key's entry for the app at
     /// `now` (nanoseconds since the epoch). A Kingfisher file whose
     /// deadline has passed is not: the app treats it as a miss.
@@ -83,6 +89,7 @@ public struct CacheEntryName: Equatable, Sendable {
 }
 
 extension CacheLayout {
+    public func entryName(forKey key: String, md5: UnsafeRawBufferPointer) -> CacheEntryName { entryName(forKey: key) }
     public func isLive(_ info: stat, now: Int64) -> Bool { true }
     public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
 }

@@ -135,13 +135,14 @@ public final class DiskCache: @unchecked Sendable {
     /// another run, prune) sees the old file or the whole new one, never a
     /// part. Returns the final path.
     @discardableResult
-    public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String? = nil) throws -> String {
-        try store(bytes, for: name, replacing: previous, write: FileIO.writeAll)
+    public func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String? = nil,
+                                          keepExisting: Bool = false) throws -> String {
+        try store(bytes, for: name, replacing: previous, keepExisting: keepExisting, write: FileIO.writeAll)
     }
 
     /// `store` with the copy into the temp file done by `write` (the test
     /// store `SlowWriteStore` passes a slow one).
-    func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?,
+    func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?, keepExisting: Bool,
                                    write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
         let final = directory + "/" + name.storedName
         let temp = tempDirectory + "/" + Self.tempPrefix + "\(tempCounter.next()).tmp"
@@ -153,7 +154,7 @@ public final class DiskCache: @unchecked Sendable {
             if e == ENOENT {
                 // A concurrent `cache clear --all` removed the state folder.
                 try Self.makeDirectories(tempDirectory)
-                return try store(bytes, for: name, replacing: previous, write: write)
+                return try store(bytes, for: name, replacing: previous, keepExisting: keepExisting, write: write)
             }
             throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
         }
@@ -162,8 +163,13 @@ public final class DiskCache: @unchecked Sendable {
         // file without them (a Kingfisher file with its deadline at now would
         // be expired to a concurrent prune).
         if writeError == 0 { writeError = setTimes(fd: fd) }
+        // `keepExisting`: a file already under the name wins and ours is
+        // dropped (see CacheLookups: a cache that was empty at the start is
+        // not looked into per file, and a file there now was stored by
+        // another run meanwhile, a whole copy of the same key). Otherwise
+        // rename replaces, as a refresh or an expired entry needs.
         try directoryLock.withLock {
-            try FileIO.closeAndRename(fd, writeError: writeError, temp: temp, final: final)
+            try FileIO.closeAndRename(fd, writeError: writeError, temp: temp, final: final, keepExisting: keepExisting)
         }
         // A bare-MD5 copy that the new file replaces (SDWebImage reads the
         // extension name first) would only waste space.

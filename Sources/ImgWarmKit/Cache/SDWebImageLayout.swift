@@ -7,8 +7,15 @@ public struct SDWebImageLayout: CacheLayout {
     public var kind: CacheLayoutKind { .sdwebimage }
 
     public func entryName(forKey key: String) -> CacheEntryName {
-        let name = CacheFileName(key: key)
-        return CacheEntryName(storedName: name.storedName, lookupNames: name.lookupNames)
+        entryName(CacheFileName(key: key))
+    }
+
+    public func entryName(forKey key: String, md5: UnsafeRawBufferPointer) -> CacheEntryName {
+        entryName(CacheFileName(md5Digest: md5, key: key))
+    }
+
+    private func entryName(_ name: CacheFileName) -> CacheEntryName {
+        CacheEntryName(storedName: name.storedName, lookupNames: name.lookupNames)
     }
 
     /// `SDImageCacheConfig`: expire type AccessDate (5.20+), trim to half.

@@ -2,13 +2,27 @@ import Foundation
 
 /// The lookup stage: each plan position's cache file name and existing
 /// file, from the lookahead's workers when the cache held files at the
-/// start, else looked up by the feeder itself.
+/// start.
+///
+/// A cache with no entry at the start (one listing: `holdsEntries`) is
+/// not looked into per file at all: every entry is a miss, and two failing
+/// `stat` calls per file were most of a new cache's file-system work. The
+/// case this gives up is a concurrent writer: another run storing the same
+/// keys into the same cache at the same time. Its files are then not seen
+/// here, so this run fetches them too; such a lookup is marked `unchecked`
+/// and its store keeps a file it finds under the name (DiskCache.store
+/// renames with RENAME_NOREPLACE), so the other run's files stay as they
+/// are and the cost is only the transfer. (Checked lookups replace: a file
+/// they did not count, a Kingfisher entry past its deadline, must go.)
+///
+/// Names come from the MD5 the plan computed for each key (SDWebImage's
+/// names are that MD5), so a run hashes each key once.
 final class CacheLookups {
     private let plan: WarmPlan
     private let cache: DiskCache
     private let lookahead: CacheLookahead?
+    private let knownEmpty: Bool
     private var chunk: [CacheLookahead.Lookup]?
-
     private let renewingHits: Bool
 
     /// `renewingHits`: a hit renews the file's access time (off for dry runs).
@@ -16,16 +30,19 @@ final class CacheLookups {
         self.plan = plan
         self.cache = cache
         self.renewingHits = renewingHits
+        knownEmpty = !cache.holdsEntries()
         // Only an existing cache has cached files to find.
-        lookahead = cache.holdsEntries() ? CacheLookahead(plan: plan, cache: cache, renewingHits: renewingHits) : nil
+        lookahead = knownEmpty ? nil : CacheLookahead(plan: plan, cache: cache, renewingHits: renewingHits)
         lookahead?.start(threads: ProcessInfo.processInfo.activeProcessorCount)
     }
 
     /// Positions are asked for in order, each once.
     func lookup(at position: Int) -> CacheLookahead.Lookup {
+        let name = { [plan, cache] in plan.entryName(Int(plan.order[position]), in: cache) }
+        if knownEmpty { return CacheLookahead.Lookup(name: name(), existing: nil, unchecked: true) }
         let within = position % CacheLookahead.chunkSize
         if within == 0 { chunk = lookahead?.take(chunk: position / CacheLookahead.chunkSize) }
-        return chunk?[within] ?? CacheLookahead.lookup(plan.key(Int(plan.order[position])), in: cache, renewingHits: renewingHits)
+        return chunk?[within] ?? CacheLookahead.lookup(name(), in: cache, renewingHits: renewingHits)
     }
 
     func stop() { lookahead?.stop() }
@@ -38,10 +55,11 @@ final class CacheLookups {
 /// lookup of a cached file reads directory and inode-table blocks, and a
 /// single feeder does them one after another. Measured here (ext4, 100,000
 /// cached names, after drop_caches): stat from one thread 0.89 s, from two
-/// 0.55 s. When everything is cached the MD5 and name work also spreads
-/// over the cores. Used only when the cache folder held files at the
-/// start: in a new cache every lookup misses, and looking ahead would only
-/// widen the gap between a lookup and its use.
+/// 0.55 s. When everything is cached the name work also spreads over the
+/// cores. Used only when
+/// the cache folder held files at the start: in a new cache every lookup
+/// misses, and looking ahead would only widen the gap between a lookup and
+/// its use.
 ///
 /// A lookup can be older than the feeder's use of it by at most
 /// `chunksAhead` chunks; a file that a concurrent run writes in that gap is
@@ -50,6 +68,9 @@ final class CacheLookahead: @unchecked Sendable {
     struct Lookup {
         let name: CacheEntryName
         let existing: (path: String, size: Int64)?
+        /// Not looked up (a cache empty at the start): `existing` is
+        /// assumed nil, and a file found at store time is kept.
+        var unchecked = false
     }
 
     static let chunkSize = 1024
@@ -81,8 +102,7 @@ final class CacheLookahead: @unchecked Sendable {
     /// (off for dry runs, which touch nothing). The lookahead's workers
     /// renew ahead of the feeder, at most `chunksAhead` chunks early; an
     /// interrupted run may so have renewed entries it did not reach.
-    static func lookup(_ key: String, in cache: DiskCache, renewingHits: Bool) -> Lookup {
-        let name = cache.fileName(forKey: key)
+    static func lookup(_ name: CacheEntryName, in cache: DiskCache, renewingHits: Bool) -> Lookup {
         let existing = cache.existingEntry(for: name)
         if renewingHits, let existing { cache.renewAccessTime(path: existing.path) }
         return Lookup(name: name, existing: existing)
@@ -147,7 +167,8 @@ final class CacheLookahead: @unchecked Sendable {
             var lookups: [Lookup] = []
             lookups.reserveCapacity(end - start)
             for position in start..<end {
-                lookups.append(Self.lookup(plan.key(Int(plan.order[position])), in: cache, renewingHits: renewingHits))
+                lookups.append(Self.lookup(plan.entryName(Int(plan.order[position]), in: cache), in: cache,
+                                           renewingHits: renewingHits))
             }
 
             condition.lock()

@@ -105,8 +105,7 @@ public final class Prefetcher: @unchecked Sendable {
                 break
             }
             let entry = Finish.Entry(url: url, key: plan.key(index), wasFailed: wasFailed, replacesFile: lookup.existing != nil)
-            fetch(index, entry, name: lookup.name, previous: lookup.existing?.path, validators: validators, writer: writer,
-                  started: started)
+            fetch(index, entry, lookup, validators: validators, writer: writer, started: started)
         }
         lookups.stop()
         engine.waitUntilIdle()
@@ -122,8 +121,8 @@ public final class Prefetcher: @unchecked Sendable {
         }
     }
 
-    private func fetch(_ index: Int, _ entry: Finish.Entry, name: CacheEntryName, previous: String?,
-                       validators: HTTPValidators?, writer: GatedStore, started: DispatchTime) {
+    private func fetch(_ index: Int, _ entry: Finish.Entry, _ lookup: CacheLookahead.Lookup, validators: HTTPValidators?,
+                       writer: GatedStore, started: DispatchTime) {
         let request = DownloadRequest(url: entry.url, priority: plan.priority(index), validators: validators,
                                       hostKey: plan.hostKey(index))
         let ticket = writer.ticket()
@@ -149,9 +148,9 @@ public final class Prefetcher: @unchecked Sendable {
                         writer.pass(ticket)
                         return done(verdict, nil)
                     }
-                    writer.write(response.body, as: name, replacing: previous, ticket: ticket) { done(verdict, $0) }
+                    writer.write(response.body, to: lookup, ticket: ticket) { done(verdict, $0) }
                 case .notModified:
-                    done(nil, writer.renew(name, ticket: ticket))
+                    done(nil, writer.renew(lookup.name, ticket: ticket))
                 case .failure:
                     writer.pass(ticket)
                     done(nil, nil)

@@ -24,8 +24,9 @@ public final class SlowWriteStore: CacheStore, @unchecked Sendable {
         return SlowWriteStore(cache: cache, pauseMicroseconds: n)
     }
 
-    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?) throws {
-        _ = try cache.store(bytes, for: name, replacing: previous) { [pause] fd, raw in
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+                      keepExisting: Bool) throws {
+        _ = try cache.store(bytes, for: name, replacing: previous, keepExisting: keepExisting) { [pause] fd, raw in
             var offset = 0
             while offset < raw.count {
                 usleep(pause)

@@ -7,16 +7,19 @@ public protocol CacheStore: AnyObject, Sendable {
     /// Writes `bytes` as the entry `name`: a reader (the app, another run,
     /// prune) sees the old file or the whole new one, never a part.
     /// `previous`: the path of the file the entry had, removed when the new
-    /// name differs. Throws `CacheError`.
-    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?) throws
+    /// name differs. `keepExisting`: a file under the name now (another
+    /// run's) is kept and `bytes` dropped. Throws `CacheError`.
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+               keepExisting: Bool) throws
     /// A 304 kept the entry: renews its access time as the app's read does
     /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
 }
 
 extension DiskCache: CacheStore {
-    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?) throws {
-        try store(bytes, for: name, replacing: previous)
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+                      keepExisting: Bool) throws {
+        try store(bytes, for: name, replacing: previous, keepExisting: keepExisting)
     }
 
     public func renew(_ name: CacheEntryName) -> Int64? {
@@ -45,15 +48,15 @@ final class GatedStore: @unchecked Sendable {
         if let gate, let ticket { gate.decide(ticket, size: nil) { _ in } }
     }
 
-    /// Writes `body` once every earlier ticket is decided and it fits.
-    /// `then` may run on the thread that decides an earlier entry.
-    func write(_ body: [UInt8], as name: CacheEntryName, replacing previous: String?, ticket: Int?,
-               then: @escaping (StoreResult) -> Void) {
-        guard let gate, let ticket else { return then(write(body, as: name, replacing: previous)) }
+    /// Writes `body` as the entry `lookup` found (replacing its file, if
+    /// any) once every earlier ticket is decided and it fits. `then` may
+    /// run on the thread that decides an earlier entry.
+    func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, ticket: Int?, then: @escaping (StoreResult) -> Void) {
+        guard let gate, let ticket else { return then(write(body, to: lookup)) }
         // Replacing a cached file (--refresh) is not new room.
-        let allocated: UInt64? = previous == nil ? UInt64((body.count + 4095) / 4096 * 4096) : nil
+        let allocated: UInt64? = lookup.existing == nil ? UInt64((body.count + 4095) / 4096 * 4096) : nil
         gate.decide(ticket, size: allocated) { [self] fits in
-            then(fits ? write(body, as: name, replacing: previous) : .overBudget(limit: gate.limit))
+            then(fits ? write(body, to: lookup) : .overBudget(limit: gate.limit))
         }
     }
 
@@ -63,14 +66,16 @@ final class GatedStore: @unchecked Sendable {
         return store.renew(name).map { .renewed(bytes: $0) } ?? .vanished
     }
 
-    private func write(_ body: [UInt8], as name: CacheEntryName, replacing previous: String?) -> StoreResult {
+    private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup) -> StoreResult {
         do {
-            try body.withUnsafeBytes { try store.store($0, as: name, replacing: previous) }
+            try body.withUnsafeBytes {
+                try store.store($0, as: lookup.name, replacing: lookup.existing?.path, keepExisting: lookup.unchecked)
+            }
             return .stored
         } catch let error as CacheError {
             return .failed(error)
         } catch {
-            return .failed(CacheError(path: name.storedName, reason: "\(error)"))
+            return .failed(CacheError(path: lookup.name.storedName, reason: "\(error)"))
         }
     }
 }

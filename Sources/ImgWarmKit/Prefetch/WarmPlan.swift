@@ -35,8 +35,10 @@ public final class WarmPlan {
     private var arena = ByteArena()
     private var records = ChunkedArray<Record>()
     /// The first 64 bits of each key's MD5, for de-duplication (equal
-    /// prefixes are confirmed by comparing the keys).
+    /// prefixes are confirmed by comparing the keys), and the last 64: the
+    /// cache file name comes from them, so a run hashes each key once.
     private var digests = ChunkedArray<UInt64>()
+    private var digestTails = ChunkedArray<UInt64>()
     public private(set) var problems: [ManifestProblem] = []
     /// Entries left out by `--shard`.
     public private(set) var outsideShard = 0
@@ -112,6 +114,7 @@ public final class WarmPlan {
             priority: entry.priority.map { UInt8($0.rawValue) } ?? Self.noPriority,
             reencoded: entry.reencoded, host: host))
         digests.append(digest.0)
+        digestTails.append(digest.1)
     }
 
     public func add(_ problem: ManifestProblem) {
@@ -119,10 +122,7 @@ public final class WarmPlan {
     }
 
     static func digest(of key: String) -> (UInt64, UInt64) {
-        var bytes = Array(key.utf8)
-        if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
-        let d = Insecure.MD5.hash(data: bytes)
-        return d.withUnsafeBytes { raw in
+        CacheFileName.digest(ofKey: key).withUnsafeBytes { raw in
             (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
     }
@@ -146,7 +146,6 @@ public final class WarmPlan {
             i = j
         }
         byDigest = []
-        digests = ChunkedArray()  // no longer needed
         var counts = [0, 0, 0]
         for index in 0..<n where duplicateOf[UInt32(index)] == nil { counts[priority(index).rawValue] += 1 }
         var starts = [counts[2] + counts[1], counts[2], 0]  // low, normal, high
@@ -205,6 +204,13 @@ public final class WarmPlan {
     public func hostKey(_ index: Int) -> String? {
         let h = records[index].host
         return h == Self.noHost ? nil : hostKeys[Int(h)]
+    }
+
+    /// The entry's file names in `cache`, from the MD5 computed when it was
+    /// added (the SDWebImage layout names files by it: no second hash).
+    public func entryName(_ index: Int, in cache: DiskCache) -> CacheEntryName {
+        var digest = (digests[index], digestTails[index])
+        return withUnsafeBytes(of: &digest) { cache.layout.entryName(forKey: key(index), md5: $0) }
     }
 
     public func source(_ index: Int) -> ManifestSource {

@@ -65,10 +65,11 @@ public struct RunReport {
             let wr = winner == index ? r : ledger.result(winner)
             let key = plan.key(index)
             var file: String?
+            // The name from the plan's MD5: the report hashes no key again.
             if wr.fileExists {
-                file = cache.existingPath(forKey: key)
+                file = cache.existingPath(for: plan.entryName(index, in: cache))
             } else if r.outcome == .wouldDownload {
-                file = cache.path(forKey: key)
+                file = cache.directory + "/" + plan.entryName(index, in: cache).storedName
             }
             let outcome = r.outcome == .pending ? "skipped" : r.outcome.name
             let dims = ledger.dimensions(winner)
