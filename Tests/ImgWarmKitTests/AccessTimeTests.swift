@@ -97,18 +97,18 @@ import TestSupport
         Self.setTimes(paths[1], atime: now - 40 * Self.day, mtime: now - 50 * Self.day)
 
         // A dry run's lookup touches nothing.
-        let quiet = CacheLookahead.lookup("https://example.com/good.png", in: cache, renewingHits: false)
+        let quiet = CacheLookahead.lookup(cache.fileName(forKey: "https://example.com/good.png"), in: cache, renewingHits: false)
         #expect(quiet.existing?.path == paths[0])
         #expect(Self.times(paths[0]) == (now - 40 * Self.day, now - 50 * Self.day))
 
-        let hit = CacheLookahead.lookup("https://example.com/good.png", in: cache, renewingHits: true)
+        let hit = CacheLookahead.lookup(cache.fileName(forKey: "https://example.com/good.png"), in: cache, renewingHits: true)
         #expect(hit.existing?.path == paths[0])
         let t = Self.times(paths[0])
         #expect(t.atime >= now && t.atime <= now + 5)
         #expect(t.mtime == now - 50 * Self.day)
 
         // A miss renews nothing (and creates nothing).
-        let miss = CacheLookahead.lookup("https://example.com/absent.png", in: cache, renewingHits: true)
+        let miss = CacheLookahead.lookup(cache.fileName(forKey: "https://example.com/absent.png"), in: cache, renewingHits: true)
         #expect(miss.existing == nil)
         #expect(Self.times(paths[1]) == (now - 40 * Self.day, now - 50 * Self.day))
 
