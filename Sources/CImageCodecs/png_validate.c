@@ -114,6 +114,14 @@ static const uint8_t iw_adam7[7][4] = {
     {0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2},
 };
 
+/* The pixels of pass `pass` (0 when not interlaced), 0x0 when it has none. */
+static void iw_pass_pixels(uint32_t width, uint32_t height, int interlaced, int pass, uint32_t *w, uint32_t *h) {
+    static const uint8_t whole[4] = {0, 0, 1, 1};
+    const uint8_t *a = interlaced ? iw_adam7[pass] : whole;
+    *w = width > a[0] ? (width - a[0] + a[2] - 1) / a[2] : 0;
+    *h = height > a[1] ? (height - a[1] + a[3] - 1) / a[3] : 0;
+}
+
 typedef struct {
     png_ctx *c;
     uLong crc;           /* CRC of the current chunk so far */
@@ -343,16 +351,16 @@ static int iw_png_image_data(png_ctx *c) {
     }
     int st = IW_OK;
     c->stage = 1;
-    static const uint8_t whole[4] = {0, 0, 1, 1};
     for (int pass = 0; pass < (c->interlaced ? 7 : 1) && st == IW_OK; pass++) {
-        const uint8_t *a = c->interlaced ? iw_adam7[pass] : whole;
-        uint32_t pw = width > a[0] ? (width - a[0] + a[2] - 1) / a[2] : 0;
-        uint32_t ph = height > a[1] ? (height - a[1] + a[3] - 1) / a[3] : 0;
+        uint32_t pw, ph;
+        iw_pass_pixels(width, height, c->interlaced, pass, &pw, &ph);
         if (pw == 0 || ph == 0) continue;
         size_t row_len = ((size_t)pw * bpp + 7) / 8 + 1;
         c->pass = pass;
+        /* The image row this pass row is, for reasons: y start + k x y step. */
+        uint32_t y0 = c->interlaced ? iw_adam7[pass][1] : 0, dy = c->interlaced ? iw_adam7[pass][3] : 1;
         for (uint32_t k = 0; k < ph && st == IW_OK; k++) {
-            c->row_index = a[1] + k * a[3];
+            c->row_index = y0 + k * dy;
             st = iw_png_read_row(&r, c->row, row_len);
         }
     }
@@ -388,14 +396,7 @@ typedef struct {
 } iw_rows;
 
 static void iw_pass_size(const iw_rows *r, int pass, uint32_t *w, uint32_t *h) {
-    if (!r->interlaced) {
-        *w = r->width;
-        *h = r->height;
-        return;
-    }
-    const uint8_t *a = iw_adam7[pass];
-    *w = r->width > a[0] ? (r->width - a[0] + a[2] - 1) / a[2] : 0;
-    *h = r->height > a[1] ? (r->height - a[1] + a[3] - 1) / a[3] : 0;
+    iw_pass_pixels(r->width, r->height, r->interlaced, pass, w, h);
 }
 
 /* Moves to the next pass that has pixels (or to "done"). */
