@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
+import Synchronization
 import Testing
 @testable import ImgWarmKit
 
@@ -79,6 +81,19 @@ struct ModernCase: CustomTestStringConvertible, Sendable {
         let w = c.info.width!, h = c.info.height!
         #expect(reason(validate(c.bytes, limit(UInt64(w * h - 1)))) == "\(c.formatName) \(w)x\(h) exceeds the pixel limit of \(w * h - 1)")
         #expect(validate(c.bytes, limit(UInt64(w * h))) == .success(c.info))
+    }
+
+    @Test func decodersRunOnManyThreadsAtOnce() {
+        // Validation runs on a pool of threads: each call owns its decoder,
+        // and the libraries' shared state (libheif's plugin registry, aom's
+        // CPU dispatch) is set up once, thread-safely.
+        let cases = ModernCase.all
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 8 * cases.count) { i in
+            let c = cases[i % cases.count]
+            if validate(c.bytes) != .success(c.info) { failures.withLock { $0 += 1 } }
+        }
+        #expect(failures.withLock { $0 } == 0)
     }
 
     @Test func damagedAV1DataFailsAVIF() {
