@@ -32,6 +32,7 @@ struct CacheVerifyCommand: ParsableCommand {
     var strictFormats = false
 
     func run() throws {
+        ErrorOutput.divertLibraryOutput(verbose: false)
         let cache = try cacheOptions.existingCache()
         var options = ValidationOptions()
         options.maxPixels = maxPixels

@@ -22,6 +22,7 @@ struct ImgWarm: ParsableCommand {
     static func main() {
         do {
             var command = try parseAsRoot()
+            defer { ErrorOutput.restore() }
             try command.run()
         } catch let failure as Failure {
             printError(failure.message)
@@ -63,5 +64,5 @@ func printError(_ message: String) {
     var line = message
     if !line.hasPrefix("imgwarm: ") && !line.hasPrefix("Error: ") && !line.hasPrefix("Usage") { line = "imgwarm: " + line }
     if !line.hasSuffix("\n") { line += "\n" }
-    fputs(line, stderr)
+    fputs(line, ErrorOutput.file)
 }

@@ -159,4 +159,32 @@ import ImgWarmKit
         #expect(gone == Set((undecoded + ["unknown"]).map { dir + "/" + $0 }))
         #expect(!fm.fileExists(atPath: dir + "/unknown"))
     }
+
+    /// Debian's libjxl prints JXL_FAILURE traces to stderr for damaged data
+    /// (djxl on the same file shows them): `cache verify` keeps them off
+    /// imgwarm's stderr and still reports the file, on stdout, as broken.
+    @Test func decoderLibraryOutputStaysOffStderr() throws {
+        guard let convert = Self.encoder("convert"), let cjxl = Self.encoder("cjxl"),
+              let djxl = Self.encoder("djxl") else { return }
+        let dir = NSTemporaryDirectory() + "imgwarm-e2e-libstderr-\(UUID().uuidString)"
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir + "/.work", withIntermediateDirectories: true)
+        defer { try? fm.removeItem(atPath: dir) }
+        let src = dir + "/.work/src.png", good = dir + "/.work/good.jxl"
+        #expect(Self.encode(convert, ["-size", "64x64", "gradient:red-blue", src], output: src))
+        #expect(Self.encode(cjxl, [src, good, "-q", "90"], output: good))
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        var rng = SeededRandom(seed: 7)
+        for _ in 0..<8 { bytes[bytes.count / 3 + Int(rng.next() % UInt64(bytes.count - bytes.count / 3))] ^= 0xFF }
+        let damaged = dir + "/damaged.jxl"
+        _ = fm.createFile(atPath: damaged, contents: Data(bytes))
+        // The control: the library itself does print for this file.
+        let control = try #require(runTool(djxl, [damaged, dir + "/.work/out.png"]))
+        #expect(control.output.contains("JXL_FAILURE") || control.output.contains("lib/jxl"), "\(control.output)")
+
+        let result = try BinaryRunner.run(["cache", "verify", "--cache", dir])
+        #expect(result.status == 1)
+        #expect(result.stderr == "")
+        #expect(result.stdout.contains("\(damaged): corrupt JPEG XL"))
+    }
 }

@@ -19,7 +19,7 @@ public final class ProgressPrinter: @unchecked Sendable {
 
     public init(mode: Mode, ledger: RunLedger, lineInterval: Double = 5) {
         if mode == .auto {
-            self.mode = isatty(STDERR_FILENO) == 1 ? .bar : .lines
+            self.mode = isatty(ErrorOutput.fd) == 1 ? .bar : .lines
         } else {
             self.mode = mode
         }
@@ -44,8 +44,8 @@ public final class ProgressPrinter: @unchecked Sendable {
         var s = ""
         if barVisible { s += "\r\u{1B}[K" }
         s += line + "\n"
-        fputs(s, stderr)
-        if barVisible { fputs(barText(), stderr) }
+        fputs(s, ErrorOutput.file)
+        if barVisible { fputs(barText(), ErrorOutput.file) }
     }
 
     public func stop() {
@@ -53,7 +53,7 @@ public final class ProgressPrinter: @unchecked Sendable {
         timer = nil
         lock.lock()
         if barVisible {
-            fputs("\r\u{1B}[K", stderr)
+            fputs("\r\u{1B}[K", ErrorOutput.file)
             barVisible = false
         }
         lock.unlock()
@@ -64,10 +64,10 @@ public final class ProgressPrinter: @unchecked Sendable {
         defer { lock.unlock() }
         switch mode {
         case .bar:
-            fputs("\r\u{1B}[K" + barText(), stderr)
+            fputs("\r\u{1B}[K" + barText(), ErrorOutput.file)
             barVisible = true
         case .lines:
-            fputs("imgwarm: " + Self.statusText(ledger.snapshot()) + "\n", stderr)
+            fputs("imgwarm: " + Self.statusText(ledger.snapshot()) + "\n", ErrorOutput.file)
         default:
             break
         }
@@ -111,7 +111,7 @@ public final class ProgressPrinter: @unchecked Sendable {
 
     static func terminalColumns() -> Int {
         var ws = winsize()
-        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &ws) == 0 && ws.ws_col > 0 { return Int(ws.ws_col) }
+        if ioctl(ErrorOutput.fd, UInt(TIOCGWINSZ), &ws) == 0 && ws.ws_col > 0 { return Int(ws.ws_col) }
         return 100
     }
 

@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// imgwarm's own stderr, kept apart from what decoder libraries print.
+///
+/// Debian's libjxl 0.7 is built without NDEBUG and prints `JXL_FAILURE`
+/// traces for every damaged JPEG XL, and libde265 prints "SPS error: ..."
+/// for damaged HEIC; neither version has a switch or a logger hook to turn
+/// that off (the validator already gets the error as a value). Their lines
+/// would break the one-line-per-problem output and the progress bar, so the
+/// commands that decode call `divertLibraryOutput` once at start: imgwarm's
+/// own messages go on to a duplicate of the original stderr (`file`, `fd`),
+/// and the process's fd 2, where the libraries write, becomes a pipe read by
+/// one thread. That thread drops the libraries' lines, shows them prefixed
+/// under `--verbose`, and always passes on what looks like a crash report
+/// of imgwarm itself, so a crash is never silent.
+public enum ErrorOutput {
+    /// Where imgwarm writes its own diagnostics.
+    public private(set) nonisolated(unsafe) static var file: UnsafeMutablePointer<FILE> = stderr
+    /// The descriptor behind `file` (for isatty and the terminal width).
+    public private(set) nonisolated(unsafe) static var fd: Int32 = STDERR_FILENO
+    private nonisolated(unsafe) static var diverted = false
+
+    /// Lines that are passed on even without `--verbose`: the Swift
+    /// runtime's fatal-error and crash reports.
+    static func isCrashReport(_ line: String) -> Bool {
+        line.contains("Fatal error") || line.contains("Program crashed") || line.contains("Stack dump")
+            || line.hasPrefix("Crash") || line.contains("Backtrace")
+    }
+
+    /// The text shown for one line a library wrote, or nil to drop it.
+    static func forwardedLine(_ line: String, verbose: Bool) -> String? {
+        if isCrashReport(line) { return line }
+        return verbose ? "imgwarm: decoder library: " + line : nil
+    }
+
+    /// Moves fd 2 to a pipe as described above. Once per process; does
+    /// nothing (and keeps writing to the real stderr) when the pipe or the
+    /// duplicate cannot be made.
+    public static func divertLibraryOutput(verbose: Bool) {
+        guard !diverted else { return }
+        let saved = dup(STDERR_FILENO)
+        guard saved >= 0 else { return }
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0, let savedFile = fdopen(saved, "w") else {
+            close(saved)
+            return
+        }
+        fcntl(saved, F_SETFD, FD_CLOEXEC)
+        fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        setvbuf(savedFile, nil, _IOLBF, 0)
+        fflush(stderr)
+        guard dup2(ends[1], STDERR_FILENO) >= 0 else {
+            fclose(savedFile)
+            close(ends[0]); close(ends[1])
+            return
+        }
+        close(ends[1])
+        file = savedFile
+        fd = saved
+        diverted = true
+        let readEnd = ends[0]
+        let thread = Thread {
+            var pending = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, 4096) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                pending += buffer[0..<n]
+                while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<nl], as: UTF8.self)
+                    pending.removeSubrange(...nl)
+                    if let out = forwardedLine(line, verbose: verbose) { fputs(out + "\n", savedFile) }
+                }
+            }
+        }
+        thread.name = "library-stderr"
+        thread.start()
+    }
+
+    /// Puts the original stderr back on fd 2 (closing the pipe's write end,
+    /// so the reader thread ends), for messages printed after the command's
+    /// work, such as the argument parser's.
+    public static func restore() {
+        guard diverted else { return }
+        fflush(stderr)
+        fflush(file)
+        dup2(fd, STDERR_FILENO)
+        diverted = false
+    }
+}
