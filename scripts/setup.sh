@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs every system package imgwarm needs to build, test and benchmark,
 # then builds. Idempotent; run as root on a fresh Debian/Ubuntu machine.
-#   scripts/setup.sh            packages + debug build (tests)
-#   scripts/setup.sh --release  packages + release build
+#   scripts/setup.sh              packages + debug build (tests)
+#   scripts/setup.sh --release    packages + release build
+#   scripts/setup.sh --build-deps only what scripts/package.sh needs (pkg-config,
+#                                 the -dev packages of `required`, dpkg-dev), no
+#                                 build: the Dockerfile's build stage
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +28,15 @@ required=(
   openssl                # self-signed certificates for the TLS tests
   prometheus             # promtool checks the --metrics output in the tests
 )
+# scripts/package.sh (dpkg-shlibdeps, dpkg-gencontrol) and
+# scripts/test-package.sh (lintian, a clean Debian root with mmdebstrap, the
+# examples' YAML).
+packaging=(
+  dpkg-dev
+  lintian
+  mmdebstrap
+  python3-yaml
+)
 # Used by the demo and the benchmarks only (no test needs them: a test that
 # needs a tool fails under CI without it): installed best effort, so a
 # package a mirror lacks cannot stop the build and the tests.
@@ -42,7 +54,13 @@ missing() {
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 apt_install() { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@"; }
-mapfile -t need < <(missing "${required[@]}")
+if [ "${1:-}" = "--build-deps" ]; then
+  # Building needs the libraries' headers and pkg-config files, not the test tools.
+  mapfile -t required < <(printf '%s\n' "${required[@]}" | grep -E -e '-dev$' -e '^pkg-config$')
+  packaging=(dpkg-dev)
+  optional=()
+fi
+mapfile -t need < <(missing "${required[@]}" "${packaging[@]}")
 mapfile -t want < <(missing "${optional[@]}")
 if ((${#need[@]} + ${#want[@]})); then
   echo "setup: installing ${need[*]} ${want[*]}"
@@ -56,7 +74,9 @@ if ((${#want[@]})); then
 fi
 
 export PATH="/opt/swift/usr/bin:$PATH"
-if [ "${1:-}" = "--release" ]; then
+if [ "${1:-}" = "--build-deps" ]; then
+  exit 0
+elif [ "${1:-}" = "--release" ]; then
   swift build -c release --product imgwarm
 else
   swift build --build-tests

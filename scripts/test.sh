@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up the machine (packages, build) and runs every test: unit tests per
 # concern, end-to-end tests of the real binary against loopback servers, the
-# reliability suite; then the fuzzers for a short time each
+# reliability suite; then the package test (scripts/test-package.sh: the .deb
+# installed in a clean Debian 12 root, a real warm there; IMGWARM_PACKAGE_TEST=0
+# skips it outside CI); then the fuzzers for a short time each
 # (IMGWARM_FUZZ_SECONDS, default 30; 0 skips them). Fails when a test fails
 # or a fuzzer finds a crash.
 set -euo pipefail
@@ -12,6 +14,11 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
+if [ "${IMGWARM_PACKAGE_TEST:-1}" != 0 ] || [ "${CI:-}" = true ]; then
+  scripts/test-package.sh || status=1
+else
+  echo "test: package test skipped (IMGWARM_PACKAGE_TEST=0)" >&2
+fi
 fuzz_seconds="${IMGWARM_FUZZ_SECONDS:-30}"
 if [ "$fuzz_seconds" != 0 ]; then
   scripts/fuzz.sh "$fuzz_seconds" || status=1
