@@ -1,9 +1,10 @@
 # imgwarm as a container image: build the .deb with the official Swift image,
 # then install it, and only it, on debian:bookworm-slim.
 #   docker build -t imgwarm .
-#   docker run --rm -v "$PWD/cache:/cache" -v "$PWD/manifest.txt:/m.txt:ro" imgwarm warm /m.txt
-# The image runs as the unprivileged user imgwarm (uid 10001); its cache folder
-# is /cache (IMGWARM_CACHE), a volume in practice. scripts/test-package.sh
+#   docker run --rm -v imgwarm-cache:/cache -v "$PWD/manifest.txt:/m.txt:ro" imgwarm warm /m.txt
+# The image runs as the unprivileged user imgwarm (uid/gid 10001; a host folder
+# as /cache must be writable for it, or add --user "$(id -u):$(id -g)"); its
+# cache folder is /cache (IMGWARM_CACHE), a volume in practice. scripts/test-package.sh
 # checks the runtime stage without Docker: the same install script in a clean
 # Debian 12 root made by mmdebstrap, then a real warm.
 
