@@ -560,6 +560,9 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels, 
     /* Pass 1: structure and sizes, nothing inflated. */
     uint32_t announced = 0, frames = 0, next_seq = 0, idat_frame = 0;
     int animated = 0, seen_idat = 0, frame_has_data = 1;
+    /* Where the chunks after acTL start: pass 2 walks exactly the chunks
+       pass 1 checked (an fcTL/fdAT before acTL is ignored by both). */
+    size_t actl_end = len;
     uint64_t total = 0;
     int status;
     for (size_t pos = 8; pos + 12 <= len;) {
@@ -577,6 +580,7 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels, 
         if (memcmp(type, "acTL", 4) == 0 && !seen_idat && !animated) {
             if ((status = iw_apng_chunk(chunk, n, &next_seq, out)) != IW_OK) return status;
             announced = iw_be32(chunk + 8);
+            actl_end = pos;
             if (announced == 0) {
                 iw_set_reason(out, "acTL announces 0 frames");
                 return IW_CORRUPT;
@@ -622,7 +626,7 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels, 
     memset(&f, 0, sizeof f);
     uint32_t frame = 0;
     status = IW_OK;
-    for (size_t pos = 8; pos + 12 <= len && status == IW_OK;) {
+    for (size_t pos = actl_end; pos + 12 <= len && status == IW_OK;) {
         uint32_t n = iw_be32(data + pos);
         const uint8_t *chunk = data + pos;
         const char *type = (const char *)chunk + 4;
@@ -641,7 +645,7 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels, 
             f.open = 1;
             f.frame = frame;
             iw_rows_init(&f.rows, iw_be32(chunk + 12), iw_be32(chunk + 16), bpp, interlaced);
-        } else if (memcmp(type, "fdAT", 4) == 0 && f.open) {
+        } else if (memcmp(type, "fdAT", 4) == 0 && f.open && n >= 4) {
             status = iw_frame_feed(&f, chunk + 12, n - 4, out);
         }
     }

@@ -118,6 +118,10 @@ import Glibc
         (1_800_000_000, 600_000_000, .seconds(0.5), 1_800_000_002),
         // `.never`: `Date.distantFuture`, 4001-01-01T00:00:00Z.
         (1_800_000_000, 0, .never, 64_092_211_200),
+        // Long expirations: 12500 weeks (over 9.2e18 ns with now added, which
+        // trapped), and past distantFuture (1e300 s), which is distantFuture.
+        (1_800_000_000, 0, .seconds(12500 * 604_800), 9_360_000_000),
+        (1_800_000_000, 0, .seconds(1e300), 64_092_211_200),
     ] as [(Int, Int, KingfisherLayout.Expiration, Int)])
     func kingfisherDeadlineIsNowPlusExpirationRoundedUp(now: Int, nanoseconds: Int,
                                                         expiration: KingfisherLayout.Expiration, deadline: Int) throws {

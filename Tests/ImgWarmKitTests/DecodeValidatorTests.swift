@@ -59,6 +59,20 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         #expect(validate(bytes) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 3)))
     }
 
+    /// fcTL and fdAT chunks before acTL are not part of the animation: both
+    /// passes of the APNG check skip them, so a 3-byte fdAT there is never
+    /// fed to zlib with a wrapped length (a read past the buffer before).
+    @Test func apngChunksBeforeACTLAreIgnored() {
+        // sequence 9, 1x1 at (0, 0), delay 1/10, no dispose, no blend
+        let fctl: [UInt8] = [0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 10, 0, 0]
+        var bytes = Fixture.apng(20, 10, frames: 3)
+        bytes = Fixture.insertingChunk(bytes, "fcTL", fctl, before: "acTL")
+        bytes = Fixture.insertingChunk(bytes, "fcTL", fctl, before: "acTL")
+        bytes = Fixture.insertingChunk(bytes, "fdAT", [0x78, 0x01, 0x01], before: "acTL")
+        #expect(Fixture.chunks(bytes).map(\.type).prefix(5) == ["IHDR", "fcTL", "fcTL", "fdAT", "acTL"])
+        #expect(validate(bytes) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 3)))
+    }
+
     @Test(arguments: [
         (IWF_JPEG_BASELINE, false), (IWF_JPEG_PROGRESSIVE, false), (IWF_JPEG_GRAY, false),
         (IWF_JPEG_CMYK, false), (IWF_JPEG_YCCK, false), (IWF_JPEG_BASELINE, true), (IWF_JPEG_PROGRESSIVE, true),

@@ -63,9 +63,14 @@ public struct KingfisherLayout: CacheLayout {
         case .never:
             return Self.distantFuture
         case .seconds(let seconds):
-            let nanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + Int64((seconds * 1e9).rounded())
-            let (whole, fraction) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
-            return min(Int(whole) + (fraction > 0 ? 1 : 0), Self.distantFuture)
+            // An expiration that reaches past distantFuture is distantFuture.
+            // Whole seconds and the nanosecond part are added apart, so no
+            // expiration can overflow an Int64 of nanoseconds.
+            if seconds >= Double(Self.distantFuture - Int(now.tv_sec)) { return Self.distantFuture }
+            let whole = seconds.rounded(.down)
+            let nanoseconds = Int(now.tv_nsec) + Int(((seconds - whole) * 1e9).rounded())
+            let (carry, rest) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+            return min(Int(now.tv_sec) + Int(whole) + carry + (rest > 0 ? 1 : 0), Self.distantFuture)
         }
     }
 
