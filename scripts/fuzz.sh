@@ -48,6 +48,9 @@ build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-imag
 
 # A Swift runtime backtrace on top of ASan's report only adds noise.
 export SWIFT_BACKTRACE=enable=no
+# Leaks of system libraries on their own error paths (fuzz/lsan.supp says
+# which and why); a leak with an imgwarm frame still fails the run.
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
 for target in manifest image; do
   work="$out/corpus-$target"
