@@ -59,6 +59,17 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         #expect(validate(bytes) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 3)))
     }
 
+    /// A text chunk that claims 1.7 GB in a small file is a cut file, found
+    /// before libpng allocates the claimed length. The allocation itself is
+    /// checked by the image fuzzer (ASan, 2 GB RSS limit) on the seed
+    /// fuzz/corpus/image/png-text-chunk-claims-1.7GB, the file it found.
+    @Test func pngChunkClaimingMoreThanTheFileIsTruncated() {
+        let png = Fixture.png(3, 2)
+        let idat = Fixture.chunks(png).first { $0.type == "IDAT" }!.offset
+        let bytes = Array(png[..<idat]) + [0x6A, 0x65, 0x63, 0x74] + Array("tEXt".utf8) + Array("date:create".utf8)
+        #expect(reason(validate(bytes)) == "truncated PNG: premature end of data in the header")
+    }
+
     /// fcTL and fdAT chunks before acTL are not part of the animation: both
     /// passes of the APNG check skip them, so a 3-byte fdAT there is never
     /// fed to zlib with a wrapped length (a read past the buffer before).
