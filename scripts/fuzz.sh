@@ -5,6 +5,10 @@
 # (exit 1) when a fuzzer finds a crash, a hang (> 10 s for one input), a
 # memory error or a broken invariant; the input is kept in .build/fuzz/.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]
+# IMGWARM_FUZZ_RUNS=N: instead, N inputs per target from a fixed seed (-seed=1,
+# a new corpus folder): the same inputs on every machine, so a CI run checks
+# the decoders against a known set rather than a random draw (scripts/test.sh
+# uses it under CI); SECONDS then only caps the time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -59,8 +63,13 @@ for target in manifest image; do
   # The first corpus folder collects what the run finds (outside the repo);
   # the committed seeds are only read. -max_len: manifest lines are capped
   # at 64 KiB anyway; images stay small so each run covers more inputs.
+  limit=(-max_total_time="$seconds")
+  if [ -n "${IMGWARM_FUZZ_RUNS:-}" ]; then
+    rm -rf "$work" && mkdir -p "$work"
+    limit+=(-runs="$IMGWARM_FUZZ_RUNS" -seed=1)
+  fi
   if ! "$out/fuzz-$target" "$work" "fuzz/corpus/$target" \
-      -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+      "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -artifact_prefix="$out/$target-" -print_final_stats=1 >"$out/$target.log" 2>&1; then
     echo "fuzz: $target FAILED; input and log in $out/ ($target.log):" >&2
     grep -E "ERROR|invariant|Fatal error|SUMMARY|Test unit written" "$out/$target.log" | head -20 >&2 || tail -30 "$out/$target.log" >&2
