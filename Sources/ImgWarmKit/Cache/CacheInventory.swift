@@ -3,8 +3,9 @@ import Glibc
 #endif
 
 /// What one walk of a cache folder found, as a `PrunePolicy` judges it,
-/// compactly enough for millions of files: 16 bytes a file plus its name in a `NameArena` (22 bytes for
-/// `<md5>.jpg`), and nothing at all for pinned files beyond a count and a
+/// compactly enough for millions of files: 16 bytes a file plus its name in a
+/// `NameArena` (17 bytes for `<md5>.jpg`, 21 for Nuke's SHA-1 names, 33 for
+/// Kingfisher's SHA-256 ones), and nothing at all for pinned files beyond a count and a
 /// byte total (they are never removed, they only weigh on the size).
 final class CacheInventory {
     /// One removable file.

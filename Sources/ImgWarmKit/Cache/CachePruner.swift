@@ -100,8 +100,13 @@ public struct CachePruner {
         if policy.needsTrim(remaining) {
             let target = policy.target
             result.trimTarget = target
-            records[survivorsStart...].sort(by: inventory.olderThan)
-            for index in survivorsStart..<records.count {
+            // Oldest first, taken one at a time in place: no sort buffer
+            // (the peak memory of a large prune is here, with every record
+            // held), and no order computed for the files that stay.
+            let olderThan = { (a: CacheInventory.Record, b: CacheInventory.Record) in inventory.olderThan(a, b) }
+            var oldest = AscendingHeap(UnsafeMutableBufferPointer(rebasing: records[survivorsStart...]), by: olderThan)
+            while let slot = oldest.next(by: olderThan) {
+                let index = survivorsStart + slot
                 let record = records[index]
                 let outcome = remover.remove(name: inventory.names.name(record.nameOffset),
                                              directoryIndex: inventory.directoryIndex(record), dueDate: record.date)

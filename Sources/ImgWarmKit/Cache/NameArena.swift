@@ -5,11 +5,13 @@ import Glibc
 /// The names of millions of files in a few large allocations, referred to by
 /// a 32-bit offset instead of a String per file.
 ///
-/// SDWebImage names (`<32 lowercase hex>[.<ext>]`) are stored packed: a tag
-/// byte, the 16 bytes the hex digits stand for, then the extension; a common
-/// extension (or none) is said by the tag alone: 17 bytes for `<md5>.jpg`
-/// instead of 37. Other names are stored as they are. Names come back
-/// NUL-terminated, ready for unlinkat.
+/// Digest names, lowercase hex then nothing or `.<ext>`, are stored packed:
+/// a tag byte, the bytes the hex digits stand for, then the extension; a
+/// common extension (or none) is said by the tag alone. The three layouts
+/// name files by such digests: SDWebImage by MD5 (`<32 hex>.jpg`: 17 bytes
+/// instead of 38), Nuke by SHA-1 (`<40 hex>`: 21 instead of 42), Kingfisher
+/// by SHA-256 (`<64 hex>`: 33 instead of 66). Other names are stored as they
+/// are. Names come back NUL-terminated, ready for unlinkat.
 ///
 /// Fixed 1 MiB chunks rather than one growing array: growth never copies
 /// what is stored nor doubles the peak memory.
@@ -22,11 +24,15 @@ final class NameArena {
     struct Full: Error {}
 
     private static let rawTag: CChar = 0
-    private static let packedTag: CChar = 1
-    /// Tags 2...: packed, and the extension is `commonExtensions[tag - 2]`
-    /// (no bytes stored after the 16).
+    /// Bytes of the digests that are packed: MD5, SHA-1, SHA-256.
+    private static let digestLengths = [16, 20, 32]
+    /// A packed name's tag: `1 + digest * tagsPerDigest + slot`, where
+    /// `digest` indexes `digestLengths` and `slot` 0 means the extension
+    /// follows the digest bytes (NUL-terminated), `1 + k` that it is
+    /// `commonExtensions[k]` (no bytes stored after the digest).
     private static let commonExtensions: [[CChar]] = ["", ".jpg", ".png", ".gif", ".webp", ".jpeg", ".avif", ".heic"]
         .map { Array($0.utf8).map { CChar(bitPattern: $0) } + [0] }
+    private static let tagsPerDigest = 1 + commonExtensions.count
     private static let hexDigits: [CChar] = Array("0123456789abcdef".utf8).map { CChar(bitPattern: $0) }
 
     private var chunks: [UnsafeMutablePointer<CChar>] = []
@@ -36,6 +42,8 @@ final class NameArena {
 
     /// Bytes held (allocated chunks).
     var allocatedBytes: Int { chunks.count * Self.chunkSize }
+    /// Bytes the names take in the chunks (tags and NULs included).
+    private(set) var stored = 0
 
     /// The longest entry: tag, a NAME_MAX (255) name, NUL.
     private static let maxEntry = 257
@@ -50,20 +58,23 @@ final class NameArena {
         }
         let chunk = chunks[chunks.count - 1]
         let offset = UInt32(chunks.count - 1) << Self.chunkShift | UInt32(used)
-        var out = chunk + used
-        if Self.isPackable(name, length) {
-            out[0] = Self.packedTag
-            for i in 0..<16 {
+        let out = chunk + used
+        if let digest = Self.packableDigest(name, length) {
+            let bytes = Self.digestLengths[digest]
+            for i in 0..<bytes {
                 out[1 + i] = CChar(bitPattern: Self.nibble(name[2 * i]) << 4 | Self.nibble(name[2 * i + 1]))
             }
-            if let common = Self.commonExtension(name + 32, length - 32) {
-                out[0] = CChar(2 + common)
-                used += 17
+            let ext = name + 2 * bytes
+            let extLength = length - 2 * bytes
+            let firstTag = 1 + digest * Self.tagsPerDigest
+            if let common = Self.commonExtension(ext, extLength) {
+                out[0] = CChar(firstTag + 1 + common)
+                used += 1 + bytes
             } else {
-                out += 17
-                (out).update(from: name + 32, count: length - 32)
-                out[length - 32] = 0
-                used += 17 + length - 32 + 1
+                out[0] = CChar(firstTag)
+                (out + 1 + bytes).update(from: ext, count: extLength)
+                out[1 + bytes + extLength] = 0
+                used += 1 + bytes + extLength + 1
             }
         } else {
             out[0] = Self.rawTag
@@ -71,6 +82,7 @@ final class NameArena {
             out[1 + length] = 0
             used += length + 2
         }
+        stored += used - Int(offset & UInt32(Self.chunkSize - 1))
         return offset
     }
 
@@ -78,18 +90,20 @@ final class NameArena {
     func name(_ offset: UInt32) -> UnsafePointer<CChar> {
         let entry = chunks[Int(offset >> Self.chunkShift)] + Int(offset & UInt32(Self.chunkSize - 1))
         if entry[0] == Self.rawTag { return UnsafePointer(entry + 1) }
-        for i in 0..<16 {
+        let tag = Int(entry[0]) - 1
+        let bytes = Self.digestLengths[tag / Self.tagsPerDigest]
+        for i in 0..<bytes {
             let byte = UInt8(bitPattern: entry[1 + i])
             scratch[2 * i] = Self.hexDigits[Int(byte >> 4)]
             scratch[2 * i + 1] = Self.hexDigits[Int(byte & 0x0F)]
         }
-        if entry[0] == Self.packedTag {
-            let rest = entry + 17
-            let restLength = strlen(rest)
-            (scratch + 32).update(from: rest, count: restLength + 1)
+        let slot = tag % Self.tagsPerDigest
+        if slot == 0 {
+            let rest = entry + 1 + bytes
+            (scratch + 2 * bytes).update(from: rest, count: strlen(rest) + 1)
         } else {
-            Self.commonExtensions[Int(entry[0]) - 2].withUnsafeBufferPointer {
-                (scratch + 32).update(from: $0.baseAddress!, count: $0.count)
+            Self.commonExtensions[slot - 1].withUnsafeBufferPointer {
+                (scratch + 2 * bytes).update(from: $0.baseAddress!, count: $0.count)
             }
         }
         return UnsafePointer(scratch)
@@ -104,14 +118,19 @@ final class NameArena {
 
     func string(_ offset: UInt32) -> String { String(cString: name(offset)) }
 
-    /// 32 lowercase hex digits, then nothing or `.`: SDWebImage's layout.
-    private static func isPackable(_ name: UnsafePointer<CChar>, _ length: Int) -> Bool {
-        guard length >= 32, length == 32 || name[32] == 0x2E else { return false }
-        for i in 0..<32 {
-            let c = name[i]
-            guard (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) else { return false }
+    /// The index in `digestLengths` of the digest `name` spells: exactly
+    /// that many lowercase hex digit pairs, then nothing or `.` (the layouts'
+    /// names); nil for any other name. Uppercase hex is not packed: it
+    /// would come back lowercase.
+    static func packableDigest(_ name: UnsafePointer<CChar>, _ length: Int) -> Int? {
+        var digits = 0
+        while digits < length {
+            let c = name[digits]
+            guard (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) else { break }
+            digits += 1
         }
-        return true
+        guard digits == length || name[digits] == 0x2E else { return nil }
+        return digestLengths.firstIndex { 2 * $0 == digits }
     }
 
     private static func nibble(_ c: CChar) -> UInt8 {

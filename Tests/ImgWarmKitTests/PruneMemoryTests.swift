@@ -1,0 +1,109 @@
+import Testing
+@testable import ImgWarmKit
+
+/// The compact structures behind `cache prune`'s memory bound (issue 15).
+@Suite struct PruneAscendingHeapTests {
+    /// Taking every element gives the sorted order; taking `k` gives the k
+    /// smallest in order at the front, the rest behind them in any order.
+    @Test(arguments: [
+        ([Int](), 0),
+        ([7], 1),
+        ([2, 1], 1),
+        ([2, 1], 2),
+        ([1, 2, 3, 4, 5], 5),
+        ([5, 4, 3, 2, 1], 5),
+        ([5, 4, 3, 2, 1], 2),
+        ([3, 1, 3, 1, 2, 2], 6),
+        ([3, 1, 3, 1, 2, 2], 3),
+        ([9, 0, 8, 1, 7, 2, 6, 3, 5, 4], 4),
+        ([4, 4, 4, 4], 4),
+    ])
+    func takesSmallestFirst(values: [Int], take: Int) {
+        var buffer = values
+        let taken = buffer.withUnsafeMutableBufferPointer { pointer -> [Int] in
+            var heap = AscendingHeap(pointer, by: <)
+            var slots: [Int] = []
+            for _ in 0..<take { if let slot = heap.next(by: <) { slots.append(slot) } }
+            #expect(heap.remaining == values.count - take)
+            return slots
+        }
+        #expect(taken == Array(0..<take))
+        #expect(Array(buffer[..<take]) == Array(values.sorted()[..<take]))
+        #expect(buffer.sorted() == values.sorted())
+    }
+
+    @Test func emptyHeapGivesNothing() {
+        var buffer = [Int]()
+        buffer.withUnsafeMutableBufferPointer { pointer in
+            var heap = AscendingHeap(pointer, by: <)
+            #expect(heap.next(by: <) == nil)
+        }
+    }
+
+    /// Many pseudo-random values, some equal: the same order as `sorted`.
+    @Test func matchesSortOnLargeInput() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let values = (0..<50_000).map { _ -> Int in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 50)
+        }
+        var buffer = values
+        buffer.withUnsafeMutableBufferPointer { pointer in
+            var heap = AscendingHeap(pointer, by: <)
+            while heap.next(by: <) != nil {}
+        }
+        #expect(buffer == values.sorted())
+    }
+}
+
+@Suite struct PruneNameArenaPackingTests {
+    static let md5 = "b46ca04023feeac3addabe8e574e2211"
+    static let sha1 = "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3"
+    static let sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+    /// (name, bytes it takes in the arena): a tag, the digest's bytes, an
+    /// uncommon extension with its NUL; anything else as it is, with a tag
+    /// and a NUL.
+    static let cases: [(name: String, bytes: Int)] = {
+        var cases: [(name: String, bytes: Int)] = []
+        cases.append((md5 + ".jpg", 17))
+        cases.append((md5, 17))
+        cases.append((md5 + ".heic", 17))
+        cases.append((md5 + ".tiff", 1 + 16 + 5 + 1))
+        cases.append((sha1, 21))
+        cases.append((sha1 + ".png", 21))
+        cases.append((sha1 + ".bin", 1 + 20 + 4 + 1))
+        cases.append((sha256, 33))
+        cases.append((sha256 + ".webp", 33))
+        cases.append((sha256 + ".", 1 + 32 + 1 + 1))
+        // Near misses: stored as bytes.
+        cases.append((String(md5.dropLast()), 31 + 2))
+        cases.append((sha1 + "0", 41 + 2))
+        cases.append((sha256.uppercased(), 64 + 2))
+        cases.append((String(sha256.dropLast(2)), 62 + 2))
+        cases.append((md5 + "x.jpg", 37 + 2))
+        cases.append(("", 2))
+        cases.append(("x.jpg", 7))
+        cases.append((String(repeating: "0", count: 48), 48 + 2))
+        return cases
+    }()
+
+    @Test(arguments: cases)
+    func digestNamesArePacked(name: String, bytes: Int) throws {
+        let arena = NameArena()
+        var copy = name
+        let offset = try copy.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
+        #expect(arena.string(offset) == name)
+        #expect(arena.stored == bytes)
+    }
+
+    /// The layouts' own names for a key, as the warm command stores them.
+    @Test(arguments: CacheLayoutKind.allCases)
+    func layoutNamesArePacked(kind: CacheLayoutKind) throws {
+        let arena = NameArena()
+        var name = kind.layout().entryName(forKey: "https://example.com/a.jpg").storedName
+        let offset = try name.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
+        #expect(arena.string(offset) == name)
+        #expect(arena.stored < name.utf8.count / 2 + 2)
+    }
+}
