@@ -2,7 +2,7 @@ import Testing
 @testable import ImgWarmKit
 
 /// The compact structures behind `cache prune`'s memory bound (issue 15).
-@Suite struct PruneAscendingHeapTests {
+@Suite struct PruneIncrementalSortTests {
     /// Taking every element gives the sorted order; taking `k` gives the k
     /// smallest in order at the front, the rest behind them in any order.
     @Test(arguments: [
@@ -21,10 +21,10 @@ import Testing
     func takesSmallestFirst(values: [Int], take: Int) {
         var buffer = values
         let taken = buffer.withUnsafeMutableBufferPointer { pointer -> [Int] in
-            var heap = AscendingHeap(pointer, by: <)
+            var order = IncrementalSort(pointer)
             var slots: [Int] = []
-            for _ in 0..<take { if let slot = heap.next(by: <) { slots.append(slot) } }
-            #expect(heap.remaining == values.count - take)
+            for _ in 0..<take { if let slot = order.next(by: <) { slots.append(slot) } }
+            #expect(order.taken == take)
             return slots
         }
         #expect(taken == Array(0..<take))
@@ -32,16 +32,18 @@ import Testing
         #expect(buffer.sorted() == values.sorted())
     }
 
-    @Test func emptyHeapGivesNothing() {
+    @Test func emptyBufferGivesNothing() {
         var buffer = [Int]()
         buffer.withUnsafeMutableBufferPointer { pointer in
-            var heap = AscendingHeap(pointer, by: <)
-            #expect(heap.next(by: <) == nil)
+            var order = IncrementalSort(pointer)
+            #expect(order.next(by: <) == nil)
         }
     }
 
-    /// Many pseudo-random values, some equal: the same order as `sorted`.
-    @Test func matchesSortOnLargeInput() {
+    /// Many pseudo-random values, some equal, taken in part or in full:
+    /// the same order as `sorted`.
+    @Test(arguments: [0, 1, 17, 1_000, 49_999, 50_000])
+    func matchesSortOnLargeInput(take: Int) {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         let values = (0..<50_000).map { _ -> Int in
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -49,10 +51,23 @@ import Testing
         }
         var buffer = values
         buffer.withUnsafeMutableBufferPointer { pointer in
-            var heap = AscendingHeap(pointer, by: <)
-            while heap.next(by: <) != nil {}
+            var order = IncrementalSort(pointer)
+            for expected in 0..<take { #expect(order.next(by: <) == expected) }
         }
-        #expect(buffer == values.sorted())
+        #expect(Array(buffer[..<take]) == Array(values.sorted()[..<take]))
+        #expect(buffer.sorted() == values.sorted())
+    }
+
+    /// Already sorted and reversed input (a cache copied in date order).
+    @Test(arguments: [false, true])
+    func orderedInput(reversed: Bool) {
+        let values = reversed ? Array((0..<10_000).reversed()) : Array(0..<10_000)
+        var buffer = values
+        buffer.withUnsafeMutableBufferPointer { pointer in
+            var order = IncrementalSort(pointer)
+            while order.next(by: <) != nil {}
+        }
+        #expect(buffer == Array(0..<10_000))
     }
 }
 

@@ -104,7 +104,7 @@ public struct CachePruner {
             // (the peak memory of a large prune is here, with every record
             // held), and no order computed for the files that stay.
             let olderThan = { (a: CacheInventory.Record, b: CacheInventory.Record) in inventory.olderThan(a, b) }
-            var oldest = AscendingHeap(UnsafeMutableBufferPointer(rebasing: records[survivorsStart...]), by: olderThan)
+            var oldest = IncrementalSort(UnsafeMutableBufferPointer(rebasing: records[survivorsStart...]))
             while let slot = oldest.next(by: olderThan) {
                 let index = survivorsStart + slot
                 let record = records[index]
