@@ -1,5 +1,8 @@
 #define _GNU_SOURCE
 #include "imgwarm_fs.h"
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sys/mman.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -93,4 +96,14 @@ int imgwarm_rename_noreplace(const char *from, const char *to) {
     if (link(from, to) != 0) return errno;
     unlink(from);
     return 0;
+}
+
+int imgwarm_malloc_thresholds(int mmap_threshold, int trim_threshold) {
+#if defined(__GLIBC__)
+    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+#else
+    (void)mmap_threshold;
+    (void)trim_threshold;
+    return 0;
+#endif
 }

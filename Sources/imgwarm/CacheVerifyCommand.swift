@@ -33,6 +33,7 @@ struct CacheVerifyCommand: ParsableCommand {
 
     func run() throws {
         ErrorOutput.divertLibraryOutput(verbose: false)
+        BufferAllocator.tuneForBulkBuffers()
         let cache = try cacheOptions.existingCache()
         var options = ValidationOptions()
         options.maxPixels = maxPixels

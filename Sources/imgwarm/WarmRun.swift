@@ -13,6 +13,7 @@ struct WarmRun {
     func execute() throws -> Int32 {
         let c = command
         ErrorOutput.divertLibraryOutput(verbose: c.verbose)
+        BufferAllocator.tuneForBulkBuffers()
         let cache = try c.cacheOptions.existingCache(layout: c.layout())
         var state: StateStore?
         var lock: CacheLock?

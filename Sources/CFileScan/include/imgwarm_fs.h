@@ -68,6 +68,11 @@ void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size);
  * `from` is left in place. (renameat2 is _GNU_SOURCE-only too.) */
 int imgwarm_rename_noreplace(const char *from, const char *to);
 
+/* glibc's mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD), which
+ * <malloc.h> declares and Swift's Glibc module does not import. Returns 1
+ * when both were taken; 0 elsewhere (another C library). */
+int imgwarm_malloc_thresholds(int mmap_threshold, int trim_threshold);
+
 /* d_type values (from <dirent.h>, which Swift imports without them on some
  * toolchains). */
 enum { IMGWARM_DT_UNKNOWN = 0, IMGWARM_DT_DIR = 4, IMGWARM_DT_REG = 8 };
