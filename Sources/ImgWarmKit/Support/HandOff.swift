@@ -52,6 +52,9 @@ public final class WorkerPool: @unchecked Sendable {
         /// Submitted and not yet finished (queued + running).
         var pending = 0
         var sleeping = 0
+        /// Signals sent to sleepers that have not woken yet: a burst of
+        /// submits wakes each sleeper once, not once per item.
+        var wakingUp = 0
         var stopping = false
         var idleWaiters = 0
     }
@@ -82,7 +85,8 @@ public final class WorkerPool: @unchecked Sendable {
         s.monitor.lock()
         s.queue.append(work)
         s.pending += 1
-        let wake = s.sleeping > 0
+        let wake = s.sleeping > s.wakingUp
+        if wake { s.wakingUp += 1 }
         s.monitor.unlock()
         // After the unlock: a worker woken while we still held the mutex
         // would only block on it again (a second futex round trip). No
@@ -112,6 +116,7 @@ public final class WorkerPool: @unchecked Sendable {
                 s.sleeping += 1
                 pthread_cond_wait(s.monitor.first, s.monitor.mutex)
                 s.sleeping -= 1
+                if s.wakingUp > 0 { s.wakingUp -= 1 }
                 continue
             }
             s.monitor.unlock()
