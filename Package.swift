@@ -95,6 +95,14 @@ let package = Package(
                 .linkedLibrary("jxl"),
             ]
         ),
+        // giflib's own DGifGetLine decoding of GIF frames: the reference the
+        // GIF tests compare iw_validate_gif's LZW check with (test-only).
+        .target(
+            name: "CGifReference",
+            dependencies: ["CImageCodecs"],
+            path: "Tests/CGifReference",
+            linkerSettings: [.linkedLibrary("gif")]
+        ),
         // A loopback HTTP server that misbehaves on request, for tests.
         .target(
             name: "TestSupport",
@@ -108,7 +116,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImgWarmKitTests",
-            dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures", "CGifReference", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -53,6 +53,15 @@ typedef struct {
 int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_jpeg(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_gif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
+/* iw_validate_gif with another decoder of each frame's image data, called
+   after giflib's DGifGetImageHeader with the frame's size: GIF_OK (1), or
+   GIF_ERROR (0) with the GifFileType's Error set. iw_validate_gif checks
+   the LZW codes without producing pixels; the tests and the gif-diff fuzz
+   target pass giflib's own DGifGetLine loop to compare the verdicts. */
+struct GifFileType;
+typedef int (*iw_gif_frame_fn)(struct GifFileType *gif, uint32_t width, uint32_t height);
+int iw_validate_gif_with(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out,
+                         iw_gif_frame_fn decode_frame);
 /* Still (lossy, lossless, alpha) and animated WebP, every frame. */
 int iw_validate_webp(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 
