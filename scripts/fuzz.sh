@@ -3,7 +3,8 @@
 # (fuzz/README.md). Builds the fuzz targets with swiftc -sanitize=fuzzer,address
 # from the sources they test, runs each for SECONDS (default 60), and fails
 # (exit 1) when a fuzzer finds a crash, a hang (> 10 s for one input), a
-# memory error or a broken invariant; the input is kept in .build/fuzz/.
+# memory error, a broken invariant or (gif-diff) a GIF verdict that differs
+# from giflib's own decoding; the input is kept in .build/fuzz/.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]
 # IMGWARM_FUZZ_RUNS=N: instead, N inputs per target from a fixed seed (-seed=1,
 # a new corpus folder): the same inputs on every machine, so a CI run checks
@@ -50,13 +51,18 @@ build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-imag
   fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift "${objs[@]}" \
   -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -lavif -laom -lheif -ljxl -ljxl_threads
 
+echo "fuzz: building the gif-diff target" >&2
+# The GIF LZW check against giflib's own decoding (Tests/CGifReference): C only.
+build clang "${cflags[@]}" -fsanitize=fuzzer -I Tests/CGifReference/include -o "$out/fuzz-gif-diff" \
+  fuzz/harness/gif_diff.c Tests/CGifReference/gif_reference.c "$out/obj/gif_validate.o" -lgif
+
 # A Swift runtime backtrace on top of ASan's report only adds noise.
 export SWIFT_BACKTRACE=enable=no
 # Leaks of system libraries on their own error paths (fuzz/lsan.supp says
 # which and why); a leak with an imgwarm frame still fails the run.
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
-for target in manifest image; do
+for target in manifest image gif-diff; do
   work="$out/corpus-$target"
   mkdir -p "$work"
   echo "fuzz: $target for ${seconds}s" >&2

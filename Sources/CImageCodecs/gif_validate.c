@@ -65,9 +65,10 @@ typedef struct {
 /* DGifSetupDecompress's reset of Prefix, for the codes from `first` (0, or
    above EOFCode) to `last`; pixels have length 1. */
 static void iw_lzw_reset(iw_lzw_entry *t, int first, int last, int clear_code) {
-    int c = first;
-    for (; c < clear_code; c++) t[c] = (iw_lzw_entry){IW_LZ_NONE, 1};
-    for (; c <= last; c++) t[c] = (iw_lzw_entry){IW_LZ_NONE, 0};
+    /* size_t bounds, end exclusive: loops the compiler vectorizes. */
+    size_t c = (size_t)first, pixels_end = (size_t)clear_code, end = (size_t)last + 1;
+    for (; c < pixels_end; c++) t[c] = (iw_lzw_entry){IW_LZ_NONE, 1};
+    for (; c < end; c++) t[c] = (iw_lzw_entry){IW_LZ_NONE, 0};
 }
 
 /* DGifBufferedInput's read of the next block: the block (its size, then its
