@@ -46,9 +46,9 @@
 enum {
     IW_LZ_MAX_CODE = 4095, /* gif_lib_private.h: LZ_MAX_CODE */
     IW_LZ_BITS = 12,       /* gif_lib_private.h: LZ_BITS */
-    /* giflib's NO_SUCH_CODE is 4098; every decision on it only asks
-       whether a code is above LZ_MAX_CODE, so 0xFFFF decides the same and
-       lets a memset clear the table. */
+    /* giflib's NO_SUCH_CODE is 4098; its decisions on it ask whether a
+       value is NO_SUCH_CODE or above LZ_MAX_CODE, which 0xFFFF answers the
+       same, and it fits the 16-bit entries below. */
     IW_LZ_NONE = 0xFFFF,
 };
 
