@@ -45,10 +45,10 @@ int main(int argc, char **argv) {
 }
 C
 libs=$(grep -o 'linkedLibrary("[A-Za-z0-9_+-]*")' Package.swift | sort -u | sed 's/linkedLibrary("\(.*\)")/-l\1/')
+# -gdwarf-4: valgrind 3.19 reads no DWARF 5 (clang's default).
 for v in old new; do
   clang -O2 -gdwarf-4 -I"$dir/$v" -o "$dir/driver-$v" "$dir/driver.c" "$dir/$v"/*.c $libs -lm
 done
-# -gdwarf-4: valgrind 3.19 reads no DWARF 5 (clang's default).
 count() {  # instructions inside the validator for one run
   valgrind --tool=callgrind --toggle-collect='measured*' --callgrind-out-file="$dir/cg.out" "$@" >/dev/null 2>&1
   callgrind_annotate "$dir/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done {gsub(",", "", $1); print $1; done = 1}'
