@@ -122,3 +122,24 @@ import Testing
         #expect(arena.stored < name.utf8.count / 2 + 2)
     }
 }
+
+/// The remover's arena entry point: the same outcomes as by name, and a dry
+/// run that touches nothing.
+@Suite struct PruneRemoverArenaTests {
+    @Test(arguments: [false, true])
+    func removesByArenaOffset(dryRun: Bool) throws {
+        let f = try PruneFixture()
+        let name = PruneNameArenaPackingTests.md5 + ".jpg"
+        try f.file(name, atime: PruneFixture.now - PruneFixture.day)
+        let arena = NameArena()
+        var copy = name
+        let offset = try copy.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
+        var missing = "gone"
+        let gone = try missing.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
+        let remover = try FileRemover(directory: f.directory, directories: [""],
+                                      policy: try PruneOptions(maxAge: 0).policy(now: PruneFixture.now), dryRun: dryRun)
+        #expect(remover.remove(nameAt: gone, in: arena, directoryIndex: 0, dueDate: PruneFixture.now) == (dryRun ? .removed : .vanished))
+        #expect(remover.remove(nameAt: offset, in: arena, directoryIndex: 0, dueDate: PruneFixture.now) == .removed)
+        #expect(f.remaining() == (dryRun ? [name] : []))
+    }
+}

@@ -86,7 +86,7 @@ public struct CachePruner {
             survivorsStart = Self.moveToFront(&records) { $0.date <= expiration }
             for index in 0..<survivorsStart {
                 let record = records[index]
-                let outcome = remover.remove(name: inventory.names.name(record.nameOffset),
+                let outcome = remover.remove(nameAt: record.nameOffset, in: inventory.names,
                                              directoryIndex: inventory.directoryIndex(record), dueDate: expiration)
                 result.account(outcome, index: index, expired: true)
             }
@@ -108,7 +108,7 @@ public struct CachePruner {
             while let slot = oldest.next(by: olderThan) {
                 let index = survivorsStart + slot
                 let record = records[index]
-                let outcome = remover.remove(name: inventory.names.name(record.nameOffset),
+                let outcome = remover.remove(nameAt: record.nameOffset, in: inventory.names,
                                              directoryIndex: inventory.directoryIndex(record), dueDate: record.date)
                 result.account(outcome, index: index, expired: false)
                 if outcome == .removed || outcome == .vanished {

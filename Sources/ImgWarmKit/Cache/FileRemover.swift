@@ -59,6 +59,13 @@ final class FileRemover {
         return e == ENOENT ? .vanished : .failed(e)
     }
 
+    /// `remove(name:…)` for the name at `offset` in `names`, spelled out only
+    /// when a file is really to go: a dry run over a million files lists
+    /// each name afterwards, and every lookup is a cache miss in the arena.
+    func remove(nameAt offset: UInt32, in names: NameArena, directoryIndex: UInt32, dueDate: Int64) -> Outcome {
+        dryRun ? .removed : remove(name: names.name(offset), directoryIndex: directoryIndex, dueDate: dueDate)
+    }
+
     /// The folder's fd, or -errno.
     private func folderFd(_ index: UInt32) -> Int32 {
         if index == 0 { return rootFd }

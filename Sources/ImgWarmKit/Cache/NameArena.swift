@@ -24,16 +24,23 @@ final class NameArena {
     struct Full: Error {}
 
     private static let rawTag: CChar = 0
-    /// Bytes of the digests that are packed: MD5, SHA-1, SHA-256.
-    private static let digestLengths = [16, 20, 32]
+    /// Bytes of the digests that are packed, by index: MD5, SHA-1, SHA-256.
+    /// A switch rather than a static array: this runs once per file and
+    /// name, where a global's access check and bounds checks show.
+    private static func digestLength(_ index: Int) -> Int {
+        switch index {
+        case 0: return 16
+        case 1: return 20
+        default: return 32
+        }
+    }
     /// A packed name's tag: `1 + digest * tagsPerDigest + slot`, where
-    /// `digest` indexes `digestLengths` and `slot` 0 means the extension
+    /// `digest` indexes `digestLength` and `slot` 0 means the extension
     /// follows the digest bytes (NUL-terminated), `1 + k` that it is
     /// `commonExtensions[k]` (no bytes stored after the digest).
     private static let commonExtensions: [[CChar]] = ["", ".jpg", ".png", ".gif", ".webp", ".jpeg", ".avif", ".heic"]
         .map { Array($0.utf8).map { CChar(bitPattern: $0) } + [0] }
     private static let tagsPerDigest = 1 + commonExtensions.count
-    private static let hexDigits: [CChar] = Array("0123456789abcdef".utf8).map { CChar(bitPattern: $0) }
 
     private var chunks: [UnsafeMutablePointer<CChar>] = []
     private var used = NameArena.chunkSize
@@ -60,9 +67,13 @@ final class NameArena {
         let offset = UInt32(chunks.count - 1) << Self.chunkShift | UInt32(used)
         let out = chunk + used
         if let digest = Self.packableDigest(name, length) {
-            let bytes = Self.digestLengths[digest]
+            let bytes = Self.digestLength(digest)
+            // Bytes and wrapping arithmetic: this runs for every file, and
+            // checked conversions cost more than the packing itself.
+            let hex = UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self)
+            let packed = UnsafeMutableRawPointer(out + 1).assumingMemoryBound(to: UInt8.self)
             for i in 0..<bytes {
-                out[1 + i] = CChar(bitPattern: Self.nibble(name[2 * i]) << 4 | Self.nibble(name[2 * i + 1]))
+                packed[i] = Self.nibble(hex[2 * i]) &<< 4 | Self.nibble(hex[2 * i + 1])
             }
             let ext = name + 2 * bytes
             let extLength = length - 2 * bytes
@@ -91,11 +102,11 @@ final class NameArena {
         let entry = chunks[Int(offset >> Self.chunkShift)] + Int(offset & UInt32(Self.chunkSize - 1))
         if entry[0] == Self.rawTag { return UnsafePointer(entry + 1) }
         let tag = Int(entry[0]) - 1
-        let bytes = Self.digestLengths[tag / Self.tagsPerDigest]
+        let bytes = Self.digestLength(tag / Self.tagsPerDigest)
         for i in 0..<bytes {
             let byte = UInt8(bitPattern: entry[1 + i])
-            scratch[2 * i] = Self.hexDigits[Int(byte >> 4)]
-            scratch[2 * i + 1] = Self.hexDigits[Int(byte & 0x0F)]
+            scratch[2 * i] = Self.hexDigit(byte >> 4)
+            scratch[2 * i + 1] = Self.hexDigit(byte & 0x0F)
         }
         let slot = tag % Self.tagsPerDigest
         if slot == 0 {
@@ -118,23 +129,36 @@ final class NameArena {
 
     func string(_ offset: UInt32) -> String { String(cString: name(offset)) }
 
-    /// The index in `digestLengths` of the digest `name` spells: exactly
+    /// The index (for `digestLength`) of the digest `name` spells: exactly
     /// that many lowercase hex digit pairs, then nothing or `.` (the layouts'
     /// names); nil for any other name. Uppercase hex is not packed: it
     /// would come back lowercase.
     static func packableDigest(_ name: UnsafePointer<CChar>, _ length: Int) -> Int? {
+        let bytes = UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self)
         var digits = 0
         while digits < length {
-            let c = name[digits]
-            guard (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) else { break }
+            let c = bytes[digits]
+            // 0-9 or a-f, as two unsigned range checks.
+            guard c &- 0x30 < 10 || c &- 0x61 < 6 else { break }
             digits += 1
         }
         guard digits == length || name[digits] == 0x2E else { return nil }
-        return digestLengths.firstIndex { 2 * $0 == digits }
+        switch digits {
+        case 32: return 0
+        case 40: return 1
+        case 64: return 2
+        default: return nil
+        }
     }
 
-    private static func nibble(_ c: CChar) -> UInt8 {
-        c <= 0x39 ? UInt8(c - 0x30) : UInt8(c - 0x61 + 10)
+    /// Lowercase, as the layouts spell digests.
+    private static func hexDigit(_ nibble: UInt8) -> CChar {
+        CChar(bitPattern: nibble < 10 ? 0x30 &+ nibble : 0x57 &+ nibble)
+    }
+
+    /// The value of a lowercase hex digit (`packableDigest` checked it is one).
+    private static func nibble(_ c: UInt8) -> UInt8 {
+        c <= 0x39 ? c &- 0x30 : c &- 0x57
     }
 
     deinit {
