@@ -40,11 +40,11 @@ let package = Package(
                 .linkedLibrary("webpdemux"),
                 .linkedLibrary("z"),
                 // AVIF (libavif; libaom decodes AV1, see avif_validate.c),
-                // HEIC/HEIF (libheif), JPEG XL (libjxl).
-                .linkedLibrary("avif"),
-                .linkedLibrary("aom"),
-                .linkedLibrary("heif"),
-                .linkedLibrary("jxl"),
+                // HEIC/HEIF (libheif) and JPEG XL (libjxl) are not linked:
+                // they are opened on first use (lazy_codecs.h), so that the
+                // commands that decode none of them do not load the 30
+                // shared objects behind them. Their headers are still needed.
+                .linkedLibrary("dl"),
             ]
         ),
         // getdents64 and statx (birth times) for the cache walk of `cache

@@ -100,9 +100,23 @@ find "$root" -type f ! -path '*/usr/bin/*' -exec chmod 0644 {} +
 # 4. Control data: Depends from the binary's NEEDED entries (dpkg-shlibdeps
 #    maps each soname to the package that ships it, with the minimum version
 #    the used symbols need), Installed-Size from the tree.
+#    The AVIF, HEIF and JPEG XL libraries are opened with dlopen on first
+#    use (Sources/CImageCodecs/lazy_codecs.h), so no NEEDED entry names them:
+#    their packages go into ${imgwarm:Lazy}, found from the library the
+#    development symlink (the one the build compiled against) points at.
+lazy=""
+for name in avif heif jxl; do
+  lib="$(ldconfig -p | awk -v n="lib$name.so" '$1 == n { print $NF; exit }')"
+  [ -n "$lib" ] && lib="$(readlink -f "$lib")"
+  [ -f "$lib" ] || die "no lib$name.so to find its package by (is lib$name-dev installed?)"
+  pkg="$(dpkg -S "$lib" | sed -n '1s/:.*//p')"
+  [ -n "$pkg" ] || die "no installed package ships $lib"
+  lazy="${lazy:+$lazy, }$pkg (>= $(dpkg-query -W -f='${Version}' "$pkg"))"
+done
 (
   cd "$work"
   dpkg-shlibdeps -Tdebian/substvars "debian/imgwarm/usr/bin/imgwarm"
+  echo "imgwarm:Lazy=$lazy" >> debian/substvars
   dpkg-gencontrol -pimgwarm -Pdebian/imgwarm -Tdebian/substvars
 )
 (cd "$root" && find usr -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include "bmff.h"
 #include "frame_budget.h"
+#include "lazy_codecs.h"
 
 /* An avifIO over the bytes in memory that peeks at AV1 payloads. */
 typedef struct {
@@ -191,6 +192,7 @@ static int iw_avif_run(avifDecoder *decoder, const iw_avif_io *io, uint64_t max_
 
 int iw_validate_avif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out) {
     iw_reset(out);
+    if (!iw_lazy_avif(out)) return IW_NO_DECODER;
     avifDecoder *decoder = avifDecoderCreate();
     if (!decoder) {
         iw_set_reason(out, "out of memory for the decoder");

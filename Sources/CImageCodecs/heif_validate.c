@@ -11,6 +11,7 @@
 #include <libheif/heif.h>
 #include <stdlib.h>
 #include "bmff.h"
+#include "lazy_codecs.h"
 
 /* libheif's own per-side limit (heif_limits.h MAX_IMAGE_WIDTH/HEIGHT in
    1.15); a larger one is not useful since max_pixels is checked besides. */
@@ -99,6 +100,7 @@ static int iw_heif_run(struct heif_context *ctx, const uint8_t *data, size_t len
 
 int iw_validate_heif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out) {
     iw_reset(out);
+    if (!iw_lazy_heif(out)) return IW_NO_DECODER;
     struct heif_context *ctx = heif_context_alloc();
     if (!ctx) {
         iw_set_reason(out, "out of memory for the context");

@@ -9,6 +9,7 @@
 #include <jxl/decode.h>
 #include <stdlib.h>
 #include "frame_budget.h"
+#include "lazy_codecs.h"
 
 static void iw_jxl_drop_pixels(void *opaque, size_t x, size_t y, size_t num_pixels, const void *pixels) {
     (void)opaque; (void)x; (void)y; (void)num_pixels; (void)pixels;
@@ -103,6 +104,7 @@ static int iw_jxl_run(JxlDecoder *dec, const uint8_t *data, size_t len, uint64_t
 
 int iw_validate_jxl(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out) {
     iw_reset(out);
+    if (!iw_lazy_jxl(out)) return IW_NO_DECODER;
     /* A signature check first: JxlDecoderProcessInput would wait for more
        input on a prefix of something else. */
     JxlSignature signature = JxlSignatureCheck(data, len);

@@ -13,7 +13,8 @@
  * time into a single reused row buffer (progressive JPEGs are the exception:
  * libjpeg keeps their coefficients for the whole image).
  *
- * Thread-safe: no global state; every call owns its decoder.
+ * Thread-safe: every call owns its decoder; the only global state is the
+ * AVIF, HEIF and JPEG XL libraries, opened once on first use.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,9 @@ typedef enum {
     IW_NO_PIXELS = 4,
     /* The decoder could not get memory. */
     IW_NO_MEMORY = 5,
+    /* The format's library could not be opened (AVIF, HEIF and JPEG XL
+       are opened on first use, see lazy_codecs.h); reason says why. */
+    IW_NO_DECODER = 6,
 } iw_status;
 
 enum { IW_REASON_SIZE = 160 };

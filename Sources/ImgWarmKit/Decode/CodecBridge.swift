@@ -46,7 +46,7 @@ enum CodecBridge {
             return .failure(Limits.tooLarge(name, width: width, height: height, maxPixels: maxPixels))
         case IW_NO_PIXELS:
             return .failure(ValidationFailure("\(name) has no pixels: \(reason)"))
-        case IW_NO_MEMORY:
+        case IW_NO_MEMORY, IW_NO_DECODER:
             return .failure(ValidationFailure("\(name) could not be decoded: \(reason)"))
         default:
             return .failure(ValidationFailure("corrupt \(name): \(reason)"))
