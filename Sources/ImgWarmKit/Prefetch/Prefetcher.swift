@@ -28,7 +28,8 @@ public final class Prefetcher: @unchecked Sendable {
     private let store: CacheStore
     private let validator: ValidateStage
     private let validationQueue: WorkerPool
-    /// Entries finish on the engine's thread (no decoding to move off it).
+    /// Entries with small bodies finish on the engine's thread (no
+    /// decoding to move off it).
     private let storesInline: Bool
     /// Back-pressure: one slot per requested entry until it is finished,
     /// so bodies in memory are bounded by concurrency, not the manifest.
@@ -58,7 +59,7 @@ public final class Prefetcher: @unchecked Sendable {
         // The feeder is woken once per half of the pipeline, not per entry.
         self.pipeline = SlotGate(slots: max(1, options.pipelineDepth), wakeBatch: options.pipelineDepth / 2)
         storesInline = !options.validation.decode
-        validationQueue = WorkerPool(threads: storesInline ? 1 : max(1, options.validationWorkers), name: "imgwarm.validation")
+        validationQueue = WorkerPool(threads: max(1, options.validationWorkers), name: "imgwarm.validation")
     }
 
     /// The one way a run stops early, from a signal handler (`fatal` nil)
@@ -132,10 +133,12 @@ public final class Prefetcher: @unchecked Sendable {
         engine.enqueue(request) { [self] result in
             // The engine's thread. Decoding goes to the validation workers
             // so transfers never stall behind it. Without decoding
-            // (`--no-validate`) the rest is one file write, done right here
-            // as curl's own tool does: a hand-off would cost more than the
-            // write (a wakeup and two context switches per file; perf:
-            // 15-20% of such a run's CPU went to futex and scheduling).
+            // (`--no-validate`) the rest is one file write: a small one is
+            // done right here, as curl's own tool does, since a hand-off
+            // would cost more than the write (a wakeup and two context
+            // switches per file; perf: 15-20% of a thumbnail run's CPU went
+            // to futex and scheduling); a large one still goes to a worker,
+            // so that copying it into the page cache overlaps the receiving.
             let finishEntry = { [self] in
                 let done = { [self] (verdict: Result<ImageInfo, ValidationFailure>?, stored: StoreResult?) in
                     let out = Finish.outcome(of: entry, download: result, validation: verdict, store: stored,
@@ -163,8 +166,15 @@ public final class Prefetcher: @unchecked Sendable {
                     done(nil, nil)
                 }
             }
-            if storesInline { finishEntry() } else { validationQueue.submit(finishEntry) }
+            if storesInline && Self.isSmall(result) { finishEntry() } else { validationQueue.submit(finishEntry) }
         }
+    }
+
+    /// A body whose write costs less than handing it to a worker.
+    static let inlineStoreLimit = 64 << 10
+    private static func isSmall(_ result: DownloadResult) -> Bool {
+        guard case .success(let response) = result else { return true }
+        return response.body.count <= inlineStoreLimit
     }
 
     private func record(_ index: Int, _ result: EntryResult, started: DispatchTime, reason: String? = nil,
