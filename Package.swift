@@ -27,11 +27,20 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libdeflate, through pkg-config: PNG/APNG image data is inflated
+        // with it in one call first, zlib deciding whenever it does not
+        // succeed (png_validate.c).
+        .systemLibrary(
+            name: "CDeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]
+        ),
         // Our own C shim over libpng, libjpeg-turbo, giflib and libwebp
         // (with its demuxer, for animations): every setjmp/longjmp stays
         // inside C, Swift only sees return codes.
         .target(
             name: "CImageCodecs",
+            dependencies: ["CDeflate"],
             linkerSettings: [
                 .linkedLibrary("png16"),
                 .linkedLibrary("jpeg"),
@@ -116,7 +125,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImgWarmKitTests",
-            dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures", "CGifReference", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["ImgWarmKit", "CImageCodecs", "TestSupport", "CImageFixtures", "CGifReference", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

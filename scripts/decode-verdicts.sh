@@ -48,8 +48,10 @@ int main(int argc, char **argv) {
 C
 # The libraries the package links (the shims' and a few more: harmless).
 libs=$(grep -o 'linkedLibrary("[A-Za-z0-9_+-]*")' Package.swift | sort -u | sed 's/linkedLibrary("\(.*\)")/-l\1/')
+# and the system-library targets' (pkg-config: libdeflate, libcurl).
+for pc in $(grep -o 'pkgConfig: "[^"]*"' Package.swift | cut -d'"' -f2); do libs="$libs $(pkg-config --libs "$pc")"; done
 for v in old new; do
-  cc -O1 -I"$dir/$v" -o "$dir/driver-$v" "$dir/driver.c" "$dir/$v"/*.c $libs -lm
+  cc -O1 -I"$dir/$v" -o "$dir/driver-$v" "$dir/driver.c" "$dir/$v"/*.c $libs -lm -lpthread
 done
 cp fuzz/corpus/image/* examples/images/* "$dir/seeds/"
 python3 - "$dir/seeds" "$dir/mut" <<'PY'

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# libFuzzer runs of the manifest line parser and of image validation
+# libFuzzer runs of the manifest line parser, of image validation, of the GIF
+# LZW check against giflib and of the PNG inflate paths against each other
 # (fuzz/README.md). Builds the fuzz targets with swiftc -sanitize=fuzzer,address
 # from the sources they test, runs each for SECONDS (default 60), and fails
 # (exit 1) when a fuzzer finds a crash, a hang (> 10 s for one input), a
-# memory error, a broken invariant or (gif-diff) a GIF verdict that differs
-# from giflib's own decoding; the input is kept in .build/fuzz/.
+# memory error, a broken invariant, (gif-diff) a GIF verdict that differs
+# from giflib's own decoding or (png-inflate) a PNG verdict of the fast
+# inflate path that differs from zlib's path; the input is kept in .build/fuzz/.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]
+# IMGWARM_FUZZ_TARGETS="png-inflate gif-diff": run only the named targets
+# (all are built).
 # IMGWARM_FUZZ_RUNS=N: instead, N inputs per target from a fixed seed (-seed=1,
 # a new corpus folder): the same inputs on every machine, so a CI run checks
 # the decoders against a known set rather than a random draw (scripts/test.sh
@@ -49,7 +53,63 @@ echo "fuzz: building the image target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \
   -Xcc -fmodule-map-file="$out/module/module.modulemap" \
   fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift "${objs[@]}" \
-  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -lavif -laom -lheif -ljxl -ljxl_threads
+  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
+echo "fuzz: building the png-inflate target" >&2
+build clang -fsanitize=fuzzer,address -O1 -g -I Sources/CImageCodecs/include -o "$out/fuzz-png-inflate" \
+  fuzz/harness/png_inflate_fuzz.c "$out/obj/png_validate.o" "$out/obj/inflate_agree.o" -lpng16 -lz -ldeflate
+
+# png-inflate seeds: the PNG and APNG seeds of the image corpus, and small
+# PNGs/APNGs whose zlib streams come in every form zlib writes (stored,
+# fixed and dynamic Huffman, Huffman-only, RLE, windows of 512 B to 32 KiB,
+# the image data split over several IDATs), remade on every run.
+seeds_png="$out/seeds-png-inflate"
+rm -rf "$seeds_png" && mkdir -p "$seeds_png"
+cp fuzz/corpus/image/*.png fuzz/corpus/image/*.apng "$seeds_png/"
+python3 - "$seeds_png" <<'PY'
+import random, struct, sys, zlib
+out = sys.argv[1]
+def chunk(t, d): return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+def rows(w, h, channels, interlaced, rnd):
+    # Filter bytes 0-4 and pixels with runs, so streams have matches.
+    passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)] if interlaced else [(0, 0, 1, 1)]
+    data = b''
+    for x0, y0, dx, dy in passes:
+        pw, ph = max(0, (w - x0 + dx - 1) // dx), max(0, (h - y0 + dy - 1) // dy)
+        for _ in range(ph if pw else 0):
+            data += bytes([rnd.randrange(5)]) + bytes(rnd.choice([7, 7, 7, rnd.randrange(256)]) for _ in range(pw * channels))
+    return data
+def deflate(raw, level, wbits, strategy):
+    c = zlib.compressobj(level, zlib.DEFLATED, wbits, 8, strategy)
+    return c.compress(raw) + c.flush()
+forms = [(0, 15, zlib.Z_DEFAULT_STRATEGY), (1, 15, zlib.Z_DEFAULT_STRATEGY), (9, 15, zlib.Z_DEFAULT_STRATEGY),
+         (6, 15, zlib.Z_FIXED), (6, 15, zlib.Z_HUFFMAN_ONLY), (6, 15, zlib.Z_RLE), (6, 9, zlib.Z_DEFAULT_STRATEGY),
+         (6, 12, zlib.Z_FILTERED)]
+images = [(16, 8, 2, 0), (12, 6, 0, 1), (24, 4, 6, 0), (9, 7, 4, 1)]
+rnd = random.Random(15)
+n = 0
+for w, h, color, interlaced in images:
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}[color]
+    raw = rows(w, h, channels, interlaced, rnd)
+    ihdr = chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, color, 0, 0, interlaced))
+    for level, wbits, strategy in forms:
+        z = deflate(raw, level, wbits, strategy)
+        parts = [z] if n % 3 else [z[:len(z) // 3], b'', z[len(z) // 3:]]
+        png = b'\x89PNG\r\n\x1a\n' + ihdr + b''.join(chunk(b'IDAT', p) for p in parts) + chunk(b'IEND', b'')
+        open(f'{out}/gen-{n:02d}.png', 'wb').write(png)
+        n += 1
+# APNG: the default image and two frames (the second a sub-rectangle).
+w, h = 10, 6
+ihdr = chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0))
+for k, (level, wbits, strategy) in enumerate(forms[:4]):
+    seq, body = 0, b''
+    for f, (fw, fh) in enumerate([(w, h), (w, h), (4, 3)]):
+        body += chunk(b'fcTL', struct.pack('>IIIIIHHBB', seq, fw, fh, 0, 0, 1, 10, 0, 0)); seq += 1
+        z = deflate(rows(fw, fh, 3, 0, rnd), level, wbits, strategy)
+        if f == 0: body += chunk(b'IDAT', z)
+        else: body += chunk(b'fdAT', struct.pack('>I', seq) + z); seq += 1
+    apng = b'\x89PNG\r\n\x1a\n' + ihdr + chunk(b'acTL', struct.pack('>II', 3, 0)) + body + chunk(b'IEND', b'')
+    open(f'{out}/gen-anim-{k}.apng', 'wb').write(apng)
+PY
 
 echo "fuzz: building the gif-diff target" >&2
 # The GIF LZW check against giflib's own decoding (Tests/CGifReference): C only.
@@ -62,7 +122,9 @@ export SWIFT_BACKTRACE=enable=no
 # which and why); a leak with an imgwarm frame still fails the run.
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
-for target in manifest image gif-diff; do
+for target in ${IMGWARM_FUZZ_TARGETS:-manifest image gif-diff png-inflate}; do
+  seeds="fuzz/corpus/$target"
+  [ "$target" = png-inflate ] && seeds="$seeds_png"
   work="$out/corpus-$target"
   mkdir -p "$work"
   echo "fuzz: $target for ${seconds}s" >&2
@@ -74,11 +136,11 @@ for target in manifest image gif-diff; do
     rm -rf "$work" && mkdir -p "$work"
     limit+=(-runs="$IMGWARM_FUZZ_RUNS" -seed=1)
   fi
-  if ! "$out/fuzz-$target" "$work" "fuzz/corpus/$target" \
+  if ! "$out/fuzz-$target" "$work" "$seeds" \
       "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -artifact_prefix="$out/$target-" -print_final_stats=1 >"$out/$target.log" 2>&1; then
     echo "fuzz: $target FAILED; input and log in $out/ ($target.log):" >&2
-    grep -E "ERROR|invariant|Fatal error|SUMMARY|Test unit written" "$out/$target.log" | head -20 >&2 || tail -30 "$out/$target.log" >&2
+    grep -E "ERROR|invariant|Fatal error|SUMMARY|Test unit written|paths differ|  (fast|zlib): " "$out/$target.log" | head -20 >&2 || tail -30 "$out/$target.log" >&2
     status=1
   else
     echo "fuzz: $target ok ($(grep -E '^stat::number_of_executed_units' "$out/$target.log" | awk '{print $2}') inputs)" >&2

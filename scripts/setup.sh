@@ -14,6 +14,7 @@ required=(
   pkg-config
   libcurl4-openssl-dev   # download engine (curl multi)
   libpng-dev             # PNG validation
+  libdeflate-dev         # PNG/APNG image data inflated in one call (zlib decides what it does not pass)
   libjpeg-dev            # JPEG validation (libjpeg-turbo)
   libgif-dev             # GIF validation
   libsqlite3-dev         # state store (GRDB)

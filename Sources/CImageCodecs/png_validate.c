@@ -21,10 +21,12 @@
    frame's fdAT zlib stream inflated to its end with zlib, its rows counted
    and their filter bytes checked. Frames are not unfiltered or composited:
    that only computes pixel values, and cannot fail. */
+#include <libdeflate.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <zlib.h>
+#include "inflate_agree.h"
 #include "internal.h"
 
 /* libpng's own default user limit; rows wider than this would need
@@ -48,6 +50,9 @@ typedef struct {
     int interlaced;
     int pass;
     uint32_t row_index;
+    /* The fast path's libdeflate decompressor, made on first use; NULL
+       when the caller asked for zlib's path only. */
+    struct libdeflate_decompressor **inflater;
 } png_ctx;
 
 static void iw_png_read(png_structp png, png_bytep dst, size_t n) {
@@ -120,6 +125,203 @@ static void iw_pass_pixels(uint32_t width, uint32_t height, int interlaced, int 
     const uint8_t *a = interlaced ? iw_adam7[pass] : whole;
     *w = width > a[0] ? (width - a[0] + a[2] - 1) / a[2] : 0;
     *h = height > a[1] ? (height - a[1] + a[3] - 1) / a[3] : 0;
+}
+
+/* Where one frame's filtered image data stands: rows of 1 filter byte plus
+   rowbytes, pass by pass. */
+typedef struct {
+    uint32_t width, height;
+    unsigned bits_per_pixel;
+    int interlaced;
+    int pass;          /* 0..6 when interlaced, 0 otherwise; 7 when done */
+    uint32_t row;      /* row within the pass */
+    uint32_t rows;     /* rows of the pass */
+    size_t row_len;    /* 1 + rowbytes of the pass */
+    size_t at;         /* bytes of the current row seen */
+    uint32_t rows_seen; /* over all passes, for reasons */
+    uint32_t rows_total;
+} iw_rows;
+
+static void iw_pass_size(const iw_rows *r, int pass, uint32_t *w, uint32_t *h) {
+    iw_pass_pixels(r->width, r->height, r->interlaced, pass, w, h);
+}
+
+/* Moves to the next pass that has pixels (or to "done"). */
+static void iw_rows_next_pass(iw_rows *r, int from) {
+    int last = r->interlaced ? 7 : 1;
+    for (r->pass = from; r->pass < last; r->pass++) {
+        uint32_t w, h;
+        iw_pass_size(r, r->pass, &w, &h);
+        if (w > 0 && h > 0) {
+            r->rows = h;
+            r->row = 0;
+            r->row_len = 1 + ((size_t)w * r->bits_per_pixel + 7) / 8;
+            return;
+        }
+    }
+    r->pass = 7;
+}
+
+static void iw_rows_init(iw_rows *r, uint32_t w, uint32_t h, unsigned bpp, int interlaced) {
+    memset(r, 0, sizeof *r);
+    r->width = w;
+    r->height = h;
+    r->bits_per_pixel = bpp;
+    r->interlaced = interlaced;
+    for (int p = 0; p < (interlaced ? 7 : 1); p++) {
+        uint32_t pw, ph;
+        iw_pass_size(r, p, &pw, &ph);
+        if (pw > 0) r->rows_total += ph;
+    }
+    iw_rows_next_pass(r, 0);
+}
+
+static int iw_rows_done(const iw_rows *r) { return r->pass == 7; }
+
+/* Takes inflated bytes; -1 with the bad filter byte in *bad. Bytes past
+   the last row are ignored, as libpng only warns about them. */
+static int iw_rows_take(iw_rows *r, const uint8_t *p, size_t n, unsigned *bad) {
+    while (n > 0 && !iw_rows_done(r)) {
+        if (r->at == 0 && *p > 4) {
+            *bad = *p;
+            return -1;
+        }
+        size_t take = r->row_len - r->at < n ? r->row_len - r->at : n;
+        p += take;
+        n -= take;
+        r->at += take;
+        if (r->at == r->row_len) {
+            r->at = 0;
+            r->rows_seen++;
+            if (++r->row == r->rows) iw_rows_next_pass(r, r->pass + 1);
+        }
+    }
+    return 0;
+}
+
+static unsigned iw_png_bits_per_pixel(uint8_t depth, uint8_t color) {
+    unsigned channels = color == 2 ? 3 : color == 4 ? 2 : color == 6 ? 4 : 1;
+    return channels * depth;
+}
+
+/* ---- the fast path: libdeflate, where its success decides ------------ */
+
+/* zlib's inflate, called for each row as libpng calls it, is most of a
+   PNG's validation cost (its per-call set-up and slow tail on short rows
+   most of all). So a whole zlib stream (the image's IDAT data, or one APNG
+   frame's fdAT data) is first inflated in one call with libdeflate into a
+   buffer of exactly the bytes the rows need. Only its success decides:
+   every row's filter byte must be one zlib's path accepts, and
+   iw_zlib_agrees (inflate_agree.c) must find none of the places where
+   libdeflate accepts what zlib refuses; then zlib's path would have
+   inflated the same bytes and passed them too. Any other outcome (a
+   libdeflate error, too many or too few bytes, a bad filter byte, a chunk
+   cut or with a bad CRC...) runs zlib's path from the start of the image
+   data, whose verdict and reason are the reference.
+
+   Larger images than this keep zlib's row buffer, so a validation's memory
+   stays bounded (a 3,000 x 2,700 RGBA image fits). */
+#define IW_PNG_FAST_MAX_BYTES (32u * 1024u * 1024u)
+
+/* Filtered bytes of an image or frame: each pass's rows, a filter byte
+   and the row's bytes each. */
+static uint64_t iw_filtered_bytes(uint32_t width, uint32_t height, unsigned bpp, int interlaced) {
+    uint64_t total = 0;
+    for (int pass = 0; pass < (interlaced ? 7 : 1); pass++) {
+        uint32_t pw, ph;
+        iw_pass_pixels(width, height, interlaced, pass, &pw, &ph);
+        if (pw > 0 && ph > 0) total += (uint64_t)ph * (1 + ((uint64_t)pw * bpp + 7) / 8);
+    }
+    return total;
+}
+
+/* A zlib stream gathered from chunk payloads: the payload itself when it
+   is in one piece, else a copy of the pieces end to end. */
+typedef struct {
+    const uint8_t *data;
+    uint8_t *copy;
+    size_t len, cap;
+} iw_stream;
+
+static int iw_stream_add(iw_stream *s, const uint8_t *p, size_t n) {
+    if (n == 0) return 1;
+    if (s->len == 0) {
+        s->data = p;
+        s->len = n;
+        return 1;
+    }
+    if (s->data != s->copy || s->len + n > s->cap) {
+        size_t cap = 2 * (s->len + n);
+        uint8_t *copy = (uint8_t *)malloc(cap);
+        if (!copy) return 0;
+        memcpy(copy, s->data, s->len);
+        free(s->copy);
+        s->copy = copy;
+        s->cap = cap;
+        s->data = copy;
+    }
+    memcpy(s->copy + s->len, p, n);
+    s->len += n;
+    return 1;
+}
+
+/* 1 when the stream is good image data for a width x height image or
+   frame (see above); 0 when zlib's path must decide. window_from_header:
+   zlib's window is the size the stream's header gives (libpng's
+   inflateInit2 with 0), else 32 KiB (the APNG path's inflateInit). zlib
+   checks a distance against what its window holds, libdeflate against the
+   whole output: the two agree when the window holds 32 KiB (the farthest
+   distance) or the whole output. */
+static int iw_fast_inflate(struct libdeflate_decompressor **inflater, const iw_stream *s, uint32_t width,
+                           uint32_t height, unsigned bpp, int interlaced, int window_from_header) {
+    uint64_t want = iw_filtered_bytes(width, height, bpp, interlaced);
+    if (s->len < 2 || want == 0 || want > IW_PNG_FAST_MAX_BYTES) return 0;
+    unsigned cinfo = s->data[0] >> 4;
+    if (cinfo > 7) return 0;
+    uint64_t window = window_from_header ? (uint64_t)1 << (cinfo + 8) : 32768u;
+    if (window < 32768u && want > window) return 0;
+    if (!*inflater) *inflater = libdeflate_alloc_decompressor();
+    struct libdeflate_decompressor *d = *inflater;
+    uint8_t *out = (uint8_t *)malloc((size_t)want);
+    int good = 0;
+    size_t used = 0;
+    if (d && out &&
+        libdeflate_zlib_decompress_ex(d, s->data, s->len, out, (size_t)want, &used, NULL) == LIBDEFLATE_SUCCESS) {
+        iw_rows rows;
+        unsigned bad = 0;
+        iw_rows_init(&rows, width, height, bpp, interlaced);
+        good = iw_rows_take(&rows, out, (size_t)want, &bad) == 0 && iw_rows_done(&rows) &&
+               iw_zlib_agrees(s->data, used);
+    }
+    free(out);
+    return good;
+}
+
+/* The image data on the fast path: the IDAT chunks from the first (whose
+   header libpng read) to the first other chunk, each whole with its CRC
+   right, as one stream. 1: the image data is good and c->pos is past the
+   last of those IDATs; zlib's path would have reached the same chunk, as
+   png_read_end reads the IDATs after the stream's end (each whole with its
+   CRC right) like any chunk. 0: c->pos is unchanged. */
+static int iw_png_idat_fast(png_ctx *c, unsigned bpp) {
+    size_t pos = c->pos - 8;
+    iw_stream s;
+    memset(&s, 0, sizeof s);
+    int good = 1;
+    do {
+        uint32_t n = iw_be32(c->data + pos);
+        if (n > 0x7FFFFFFFu || (uint64_t)n + 12 > c->len - pos ||
+            (uint32_t)crc32(0, c->data + pos + 4, n + 4) != iw_be32(c->data + pos + 8 + n) ||
+            !iw_stream_add(&s, c->data + pos + 8, n)) {
+            good = 0;
+            break;
+        }
+        pos += 12 + (size_t)n;
+    } while (c->len - pos >= 8 && memcmp(c->data + pos + 4, "IDAT", 4) == 0);
+    good = good && iw_fast_inflate(c->inflater, &s, c->out->width, c->out->height, bpp, c->interlaced, 1);
+    free(s.copy);
+    if (good) c->pos = pos;
+    return good;
 }
 
 typedef struct {
@@ -328,13 +530,16 @@ static int iw_png_read_end(iw_png_reader *r) {
    chunk header), every row of every pass, then the trailing chunks. */
 static int iw_png_image_data(png_ctx *c) {
     const uint8_t *ihdr = c->data + 16;
-    const unsigned depth = ihdr[8], color = ihdr[9];
-    const unsigned bpp = depth * (color == 2 ? 3u : color == 4 ? 2u : color == 6 ? 4u : 1u);
+    const unsigned bpp = iw_png_bits_per_pixel(ihdr[8], ihdr[9]);
     const uint32_t width = c->out->width, height = c->out->height;
     c->interlaced = ihdr[12] == 1;
     iw_png_reader r;
     memset(&r, 0, sizeof r);
     r.c = c;
+    if (c->inflater && iw_png_idat_fast(c, bpp)) {
+        c->stage = 2;
+        return iw_png_read_end(&r);
+    }
     r.idat_left = iw_be32(c->data + c->pos - 8);
     r.crc = crc32(0, c->data + c->pos - 4, 4);
     /* libpng's inflate: the window size the stream's header gives. */
@@ -379,78 +584,6 @@ static int iw_png_image_data(png_ctx *c) {
 }
 
 /* ---- APNG frames ------------------------------------------------------- */
-
-/* Where one frame's filtered image data stands: rows of 1 filter byte plus
-   rowbytes, pass by pass. */
-typedef struct {
-    uint32_t width, height;
-    unsigned bits_per_pixel;
-    int interlaced;
-    int pass;          /* 0..6 when interlaced, 0 otherwise; 7 when done */
-    uint32_t row;      /* row within the pass */
-    uint32_t rows;     /* rows of the pass */
-    size_t row_len;    /* 1 + rowbytes of the pass */
-    size_t at;         /* bytes of the current row seen */
-    uint32_t rows_seen; /* over all passes, for reasons */
-    uint32_t rows_total;
-} iw_rows;
-
-static void iw_pass_size(const iw_rows *r, int pass, uint32_t *w, uint32_t *h) {
-    iw_pass_pixels(r->width, r->height, r->interlaced, pass, w, h);
-}
-
-/* Moves to the next pass that has pixels (or to "done"). */
-static void iw_rows_next_pass(iw_rows *r, int from) {
-    int last = r->interlaced ? 7 : 1;
-    for (r->pass = from; r->pass < last; r->pass++) {
-        uint32_t w, h;
-        iw_pass_size(r, r->pass, &w, &h);
-        if (w > 0 && h > 0) {
-            r->rows = h;
-            r->row = 0;
-            r->row_len = 1 + ((size_t)w * r->bits_per_pixel + 7) / 8;
-            return;
-        }
-    }
-    r->pass = 7;
-}
-
-static void iw_rows_init(iw_rows *r, uint32_t w, uint32_t h, unsigned bpp, int interlaced) {
-    memset(r, 0, sizeof *r);
-    r->width = w;
-    r->height = h;
-    r->bits_per_pixel = bpp;
-    r->interlaced = interlaced;
-    for (int p = 0; p < (interlaced ? 7 : 1); p++) {
-        uint32_t pw, ph;
-        iw_pass_size(r, p, &pw, &ph);
-        if (pw > 0) r->rows_total += ph;
-    }
-    iw_rows_next_pass(r, 0);
-}
-
-static int iw_rows_done(const iw_rows *r) { return r->pass == 7; }
-
-/* Takes inflated bytes; -1 with the bad filter byte in *bad. Bytes past
-   the last row are ignored, as libpng only warns about them. */
-static int iw_rows_take(iw_rows *r, const uint8_t *p, size_t n, unsigned *bad) {
-    while (n > 0 && !iw_rows_done(r)) {
-        if (r->at == 0 && *p > 4) {
-            *bad = *p;
-            return -1;
-        }
-        size_t take = r->row_len - r->at < n ? r->row_len - r->at : n;
-        p += take;
-        n -= take;
-        r->at += take;
-        if (r->at == r->row_len) {
-            r->at = 0;
-            r->rows_seen++;
-            if (++r->row == r->rows) iw_rows_next_pass(r, r->pass + 1);
-        }
-    }
-    return 0;
-}
 
 /* One frame's zlib stream, fed fdAT payload by payload. */
 typedef struct {
@@ -501,11 +634,6 @@ static int iw_frame_finish(iw_frame_stream *f, iw_result *out) {
     return status;
 }
 
-static unsigned iw_png_bits_per_pixel(uint8_t depth, uint8_t color) {
-    unsigned channels = color == 2 ? 3 : color == 4 ? 2 : color == 6 ? 4 : 1;
-    return channels * depth;
-}
-
 /* An APNG chunk's checks that do not need inflating: CRC, length, and the
    sequence number shared by fcTL and fdAT. */
 static int iw_apng_chunk(const uint8_t *chunk, uint32_t n, uint32_t *next_seq, iw_result *out) {
@@ -551,9 +679,31 @@ static int iw_apng_fctl(const uint8_t *body, uint32_t frame, int before_idat, ui
     return IW_OK;
 }
 
+/* The fast path for one frame: its fdAT data, from the chunk at pos (after
+   its fcTL) to the next fcTL, walked as pass 2 walks it (whole chunks up to
+   IEND; pass 1 checked their CRCs). 1 when the frame is good. */
+static int iw_apng_frame_fast(struct libdeflate_decompressor **inflater, const uint8_t *data, size_t len,
+                              size_t pos, const uint8_t *fctl, unsigned bpp, int interlaced) {
+    iw_stream s;
+    memset(&s, 0, sizeof s);
+    int good = 1;
+    while (pos + 12 <= len && good) {
+        uint32_t n = iw_be32(data + pos);
+        const uint8_t *chunk = data + pos;
+        if (n > len - pos - 12 || memcmp(chunk + 4, "IEND", 4) == 0 || memcmp(chunk + 4, "fcTL", 4) == 0) break;
+        pos += 12 + (size_t)n;
+        if (memcmp(chunk + 4, "fdAT", 4) == 0 && n >= 4) good = iw_stream_add(&s, chunk + 12, n - 4);
+    }
+    good = good && iw_fast_inflate(inflater, &s, iw_be32(fctl + 12), iw_be32(fctl + 16), bpp, interlaced, 0);
+    free(s.copy);
+    return good;
+}
+
 /* After libpng accepted the file (so every chunk up to IEND is inside the
-   data): the APNG's frames, if it is one. Sets out->frames. */
-static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out) {
+   data): the APNG's frames, if it is one. Sets out->frames. inflater: as
+   png_ctx's. */
+static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels,
+                          struct libdeflate_decompressor **inflater, iw_result *out) {
     const uint32_t cw = out->width, ch = out->height;
     const unsigned bpp = iw_png_bits_per_pixel(data[24], data[25]);
     const int interlaced = data[28] == 1;
@@ -638,6 +788,8 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels, 
             if (f.open) status = iw_frame_finish(&f, out);
             if (status != IW_OK) break;
             memset(&f, 0, sizeof f);
+            /* A frame the fast path passes stays closed: its fdATs are skipped. */
+            if (inflater && iw_apng_frame_fast(inflater, data, len, pos, chunk, bpp, interlaced)) continue;
             if (inflateInit(&f.z) != Z_OK) {
                 iw_set_reason(out, "out of memory for zlib");
                 return IW_NO_MEMORY;
@@ -655,6 +807,13 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels, 
 }
 
 int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out) {
+    return iw_validate_png_using(data, len, max_pixels, IW_PNG_INFLATE_FAST, out);
+}
+
+int iw_validate_png_using(const uint8_t *data, size_t len, uint64_t max_pixels, iw_png_inflater path,
+                          iw_result *out) {
+    struct libdeflate_decompressor *fast = NULL;
+    struct libdeflate_decompressor **inflater = path == IW_PNG_INFLATE_ZLIB ? NULL : &fast;
     iw_reset(out);
     /* Judge IHDR before libpng sees it: a 0-pixel or oversized image gets
        its own status (libpng would only say "Invalid IHDR data"), and
@@ -696,6 +855,7 @@ int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_res
     c.len = len;
     c.max_pixels = max_pixels;
     c.out = out;
+    c.inflater = inflater;
     c.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &c, iw_png_error, iw_png_warning);
     if (!c.png) {
         iw_set_reason(out, "cannot create a libpng reader");
@@ -724,7 +884,8 @@ int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_res
     free(c.row);
     if (status == IW_OK) {
         out->reason[0] = '\0';
-        status = iw_apng_frames(data, len, max_pixels, out);
+        status = iw_apng_frames(data, len, max_pixels, inflater, out);
     }
+    if (fast) libdeflate_free_decompressor(fast);
     return status;
 }

@@ -55,6 +55,14 @@ typedef struct {
 } iw_result;
 
 int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
+/* How PNG and APNG image data is inflated. FAST (what iw_validate_png
+   does): libdeflate inflates each zlib stream in one call and decides when
+   it succeeds; anything else goes to ZLIB: zlib row by row as libpng reads
+   the data, the reference path, whose verdict and reason FAST must equal
+   on every input (the tests and the differential fuzzer compare them). */
+typedef enum { IW_PNG_INFLATE_FAST = 0, IW_PNG_INFLATE_ZLIB = 1 } iw_png_inflater;
+int iw_validate_png_using(const uint8_t *data, size_t len, uint64_t max_pixels, iw_png_inflater path,
+                          iw_result *out);
 int iw_validate_jpeg(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_gif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 /* iw_validate_gif with another decoder of each frame's image data, called
