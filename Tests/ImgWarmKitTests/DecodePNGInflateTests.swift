@@ -210,6 +210,24 @@ import TestSupport
         return s.finished()
     }
 
+    /// A dynamic block of `data` (literal/length code: 0-255 of 9 bits,
+    /// end of block and length 3 of 2 bits) where bytes 11-13 come from a
+    /// match of 3 at distance 1 (the data is changed to match), its
+    /// distance written as the one bit `distanceBit` under the distance
+    /// code `dist`.
+    static func oneMatchStream(_ data: [UInt8], dist: [Int], distanceBit: Int) -> [UInt8] {
+        var repeated = data
+        for k in 11..<14 { repeated[k] = repeated[10] }
+        var s = Stream()
+        s.header()
+        s.huffman(repeated.prefix(11).map { .literal($0) }
+                  + [.match(lengthSymbol: 257, lengthExtra: (0, 0), distanceSymbol: 0, distanceBit: distanceBit,
+                            distanceExtra: (0, 0), copies: 3, distance: 1)]
+                  + repeated.dropFirst(14).map { .literal($0) } + [.end(codeword: nil)],
+                  final: true, litLen: [Int](repeating: 9, count: 256) + [2, 2], dist: dist)
+        return s.finished()
+    }
+
     // MARK: the table
 
     @Test func streamsBothLibrariesRead() {
@@ -221,21 +239,13 @@ import TestSupport
             // libpng picks a smaller window for small images: the whole output fits in it.
             ("CINFO 2 (1 KiB window), 100 bytes", Self.fixedStream(data, header: (0x28, 0x15))),
         ]
-        // Literal/length code: 0-255 of 9 bits, end of block and length 3 of 2 bits.
-        let litLen = [Int](repeating: 9, count: 256) + [2, 2]
-        var single = Stream()
-        single.header()
         // One distance codeword of length 1, read as "0": both libraries agree.
-        single.huffman(data.prefix(10).map { .literal($0) }
-                       + [.match(lengthSymbol: 257, lengthExtra: (0, 0), distanceSymbol: 0, distanceBit: 0, distanceExtra: (0, 0), copies: 3, distance: 1),
-                          .end(codeword: nil)],
-                       final: false, litLen: litLen, dist: [1])
-        single.stored(Array(data.dropFirst(13)), final: true)
-        cases.append(("single distance codeword read as 0", single.finished()))
+        cases.append(("single distance codeword read as 0", Self.oneMatchStream(data, dist: [1], distanceBit: 0)))
         var empty = Stream()
         empty.header()
         // No distance code at all, and no match: both libraries agree.
-        empty.huffman(data.map { .literal($0) } + [.end(codeword: nil)], final: true, litLen: litLen, dist: [0])
+        empty.huffman(data.map { .literal($0) } + [.end(codeword: nil)], final: true,
+                      litLen: [Int](repeating: 9, count: 256) + [2, 2], dist: [0])
         cases.append(("empty distance code, no match", empty.finished()))
         for (label, stream) in cases {
             let png = Self.png(8, 4, idat: stream)
@@ -247,7 +257,6 @@ import TestSupport
     /// exactly the rows, zlib refuses it, and the fast path must not pass it.
     @Test func streamsOnlyLibdeflateReads() {
         let data = Self.rows(96, 4)  // 4 rows of 289 bytes
-        let litLen = [Int](repeating: 9, count: 256) + [2, 2]
         var cases: [(String, [UInt8], String)] = []
 
         // Fixed code, length symbol 286 (libdeflate: 258 bytes).
@@ -273,24 +282,9 @@ import TestSupport
         cases.append(("code length repeat past the end", overrun.finished(), "IDAT: invalid bit length repeat"))
 
         // An empty distance code, and a match (libdeflate: distance 1).
-        var emptyDist = Stream()
-        emptyDist.header()
-        var repeated = data
-        repeated[11] = repeated[10]; repeated[12] = repeated[10]; repeated[13] = repeated[10]
-        emptyDist.huffman(repeated.prefix(11).map { .literal($0) }
-                          + [.match(lengthSymbol: 257, lengthExtra: (0, 0), distanceSymbol: 0, distanceBit: 0, distanceExtra: (0, 0), copies: 3, distance: 1)]
-                          + repeated.dropFirst(14).map { .literal($0) } + [.end(codeword: nil)],
-                          final: true, litLen: litLen, dist: [0])
-        cases.append(("empty distance code with a match", emptyDist.finished(), "IDAT: invalid distance code"))
-
+        cases.append(("empty distance code with a match", Self.oneMatchStream(data, dist: [0], distanceBit: 0), "IDAT: invalid distance code"))
         // One distance codeword of length 1, read as "1".
-        var oneDist = Stream()
-        oneDist.header()
-        oneDist.huffman(repeated.prefix(11).map { .literal($0) }
-                        + [.match(lengthSymbol: 257, lengthExtra: (0, 0), distanceSymbol: 0, distanceBit: 1, distanceExtra: (0, 0), copies: 3, distance: 1)]
-                        + repeated.dropFirst(14).map { .literal($0) } + [.end(codeword: nil)],
-                        final: true, litLen: litLen, dist: [1])
-        cases.append(("single distance codeword read as 1", oneDist.finished(), "IDAT: invalid distance code"))
+        cases.append(("single distance codeword read as 1", Self.oneMatchStream(data, dist: [1], distanceBit: 1), "IDAT: invalid distance code"))
 
         // A block whose only literal/length codeword (end of block) is read as "1".
         var oneLit = Stream()
@@ -387,15 +381,7 @@ import TestSupport
         let apng = Fixture.apng(20, 10, frames: 3)
         #expect(Self.agreed(apng, "APNG") == Verdict(status: 0, width: 20, height: 10, frames: 3, reason: ""))
         let frameRows = DecodeAPNG.rows(10)
-        var frame = Stream()
-        frame.header()
-        var repeated = frameRows
-        for k in 11..<14 { repeated[k] = repeated[10] }
-        frame.huffman(repeated.prefix(11).map { .literal($0) }
-                      + [.match(lengthSymbol: 257, lengthExtra: (0, 0), distanceSymbol: 0, distanceBit: 0, distanceExtra: (0, 0), copies: 3, distance: 1)]
-                      + repeated.dropFirst(14).map { .literal($0) } + [.end(codeword: nil)],
-                      final: true, litLen: [Int](repeating: 9, count: 256) + [2, 2], dist: [0])
-        let stream = frame.finished()
+        let stream = Self.oneMatchStream(frameRows, dist: [0], distanceBit: 0)
         #expect(Self.libdeflateInflates(stream, to: frameRows.count))
         let bad = Fixture.replacingChunk(apng, DecodeAPNG.lastFdAT, with: DecodeAPNG.fdAT(sequence: 4, stream))
         #expect(Self.agreed(bad, "APNG frame: empty distance code with a match")
