@@ -20,7 +20,11 @@
    the frame budget of internal.h, all before any inflating), then each
    frame's fdAT zlib stream inflated to its end with zlib, its rows counted
    and their filter bytes checked. Frames are not unfiltered or composited:
-   that only computes pixel values, and cannot fail. */
+   that only computes pixel values, and cannot fail.
+
+   Both zlib paths above are the reference; each stream first goes through
+   a fast path (libdeflate, in one call) whose success alone decides, see
+   "the fast path" below. */
 #include <libdeflate.h>
 #include <png.h>
 #include <setjmp.h>
@@ -304,6 +308,7 @@ static int iw_fast_inflate(struct libdeflate_decompressor **inflater, const iw_s
    png_read_end reads the IDATs after the stream's end (each whole with its
    CRC right) like any chunk. 0: c->pos is unchanged. */
 static int iw_png_idat_fast(png_ctx *c, unsigned bpp) {
+    if (iw_filtered_bytes(c->out->width, c->out->height, bpp, c->interlaced) > IW_PNG_FAST_MAX_BYTES) return 0;
     size_t pos = c->pos - 8;
     iw_stream s;
     memset(&s, 0, sizeof s);

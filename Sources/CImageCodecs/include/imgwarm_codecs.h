@@ -11,7 +11,8 @@
  * Memory stays small: the header is read first and images over max_pixels
  * are refused before any pixel buffer exists; rows are then decoded one at a
  * time into a single reused row buffer (progressive JPEGs are the exception:
- * libjpeg keeps their coefficients for the whole image).
+ * libjpeg keeps their coefficients for the whole image; PNG image data of up
+ * to 32 MiB is inflated whole, see png_validate.c).
  *
  * Thread-safe: every call owns its decoder; the only global state is the
  * AVIF, HEIF and JPEG XL libraries, opened once on first use.
