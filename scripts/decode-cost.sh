@@ -45,9 +45,11 @@ int main(int argc, char **argv) {
 }
 C
 libs=$(grep -o 'linkedLibrary("[A-Za-z0-9_+-]*")' Package.swift | sort -u | sed 's/linkedLibrary("\(.*\)")/-l\1/')
+# and the system-library targets' (pkg-config: libdeflate, libcurl), as decode-verdicts.sh.
+for pc in $(grep -o 'pkgConfig: "[^"]*"' Package.swift | cut -d'"' -f2); do libs="$libs $(pkg-config --libs "$pc")"; done
 # -gdwarf-4: valgrind 3.19 reads no DWARF 5 (clang's default).
 for v in old new; do
-  clang -O2 -gdwarf-4 -I"$dir/$v" -o "$dir/driver-$v" "$dir/driver.c" "$dir/$v"/*.c $libs -lm
+  clang -O2 -gdwarf-4 -I"$dir/$v" -o "$dir/driver-$v" "$dir/driver.c" "$dir/$v"/*.c $libs -lm -ldl -lpthread
 done
 count() {  # instructions inside the validator for one run
   valgrind --tool=callgrind --toggle-collect='measured*' --callgrind-out-file="$dir/cg.out" "$@" >/dev/null 2>&1
