@@ -8,6 +8,7 @@
 # means; the format comes from the file's extension (.png .jpg .gif .webp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"   # clang, as scripts/fuzz.sh
 command -v valgrind >/dev/null || { echo "decode-cost: needs valgrind" >&2; exit 2; }
 rev="$1"; shift
 dir="$(mktemp -d)"

@@ -45,6 +45,7 @@ optional=(
   curl aria2 wget2 hyperfine   # the peers in scripts/bench.sh
   sqlite3                # to look into .imgwarm/state.sqlite by hand
   time                   # peak RSS figures in the benchmarks
+  valgrind               # scripts/decode-cost.sh (callgrind instruction counts)
 )
 
 missing() {
