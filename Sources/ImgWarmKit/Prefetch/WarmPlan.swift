@@ -7,22 +7,35 @@ import Crypto
 public final class WarmPlan {
     /// 20 bytes an entry.
     struct Record {
-        /// Where the URL's UTF-8 bytes start in `arena`; the key follows it
-        /// when it differs from the URL.
+        /// Where the URL's stored bytes (the part not shared with its
+        /// block's first URL) start in `urls`; the key follows them when it
+        /// is stored apart from the URL.
         var offset: ByteArena.Offset
-        var urlLength: UInt16
-        /// 0: the key is the URL itself.
+        /// Stored URL bytes: the URL is `shared` bytes of its block's first
+        /// URL, then these.
+        var suffixLength: UInt16
+        /// 0: the key is the URL itself. Else its length, stored after the
+        /// URL's bytes, or the URL's first bytes under `keyIsURLPrefix`.
         var keyLength: UInt16
         var line: UInt32
         var file: UInt16
-        /// RequestPriority raw value, or `noPriority` when the line gave none.
-        var priority: UInt8
-        /// `ManifestEntry.reencoded`.
-        var reencoded: Bool
+        /// RequestPriority raw value (or `noPriority`) in the low 2 bits,
+        /// `reencoded` and `keyIsURLPrefix` above.
+        var flags: UInt8
+        var shared: UInt8
         /// Index in `hostKeys`, or `noHost`.
         var host: UInt32
+
+        var slot: FrontCodedArena.Slot { .init(offset: offset, shared: shared, suffixLength: suffixLength) }
+        var priorityCode: UInt8 { flags & 0x3 }
+        var reencoded: Bool { flags & Record.reencodedBit != 0 }
+        var keyIsURLPrefix: Bool { flags & Record.keyIsURLPrefixBit != 0 }
+        static let reencodedBit: UInt8 = 0x4
+        /// The key is the URL's first `keyLength` bytes (`--key-strip-query`):
+        /// nothing more is stored for it.
+        static let keyIsURLPrefixBit: UInt8 = 0x8
     }
-    static let noPriority: UInt8 = 255
+    static let noPriority: UInt8 = 3
     static let noHost = UInt32.max
 
     /// The distinct per-host keys of the entries: few, so each entry keeps
@@ -32,7 +45,8 @@ public final class WarmPlan {
 
     /// The manifest paths, indexed by `ManifestSource.fileIndex`.
     public private(set) var manifestPaths: [String] = []
-    private var arena = ByteArena()
+    /// URL and key bytes, front-coded by blocks of consecutive entries.
+    private var urls = FrontCodedArena()
     private var records = ChunkedArray<Record>()
     /// The first 64 bits of each key's MD5, for de-duplication (equal
     /// prefixes are confirmed by comparing the keys), and the last 64: the
@@ -75,6 +89,8 @@ public final class WarmPlan {
 
     public var count: Int { records.count }
     public var uniqueCount: Int { order.count }
+    /// URL and key bytes held for the entries (front-coded).
+    var storedURLBytes: Int { urls.storedBytes }
 
     public func addManifestPath(_ path: String) -> Int {
         manifestPaths.append(path)
@@ -87,14 +103,21 @@ public final class WarmPlan {
             outsideShard += 1
             return
         }
-        let url = entry.url.utf8, key = entry.key.utf8
+        var url = entry.url, key = entry.key
         // Lines are at most ManifestReader.maxLineBytes (< 64 KiB).
-        guard url.count <= Int(UInt16.max), key.count <= Int(UInt16.max) else {
+        guard url.utf8.count <= Int(UInt16.max), key.utf8.count <= Int(UInt16.max) else {
             add(ManifestProblem(source: entry.source, reason: "URL or key longer than 65535 bytes"))
             return
         }
-        let keyIsURL = entry.key == entry.url
-        guard let offset = try? arena.append(url, keyIsURL ? nil : key) else {
+        // Bytes, not String ==: that is canonical equivalence, under which
+        // a key with U+212A KELVIN SIGN equals a URL with a "K" (the key's
+        // own bytes name the cache file).
+        let keyIsURL = key.utf8.elementsEqual(url.utf8)
+        let keyIsURLPrefix = !keyIsURL && url.utf8.starts(with: key.utf8)
+        let slot = url.withUTF8 { u in
+            key.withUTF8 { k in try? urls.append(url: u, key: keyIsURL || keyIsURLPrefix ? nil : k) }
+        }
+        guard let slot else {
             add(ManifestProblem(source: entry.source, reason: "manifests hold more than 4 GiB of URLs; split them over several runs"))
             return
         }
@@ -108,11 +131,13 @@ public final class WarmPlan {
                 hostKeys.append(h)
             }
         }
+        var flags = entry.priority.map { UInt8($0.rawValue) } ?? Self.noPriority
+        if entry.reencoded { flags |= Record.reencodedBit }
+        if keyIsURLPrefix { flags |= Record.keyIsURLPrefixBit }
         records.append(Record(
-            offset: offset, urlLength: UInt16(url.count), keyLength: keyIsURL ? 0 : UInt16(key.count),
+            offset: slot.offset, suffixLength: slot.suffixLength, keyLength: keyIsURL ? 0 : UInt16(key.utf8.count),
             line: UInt32(clamping: entry.source.line), file: UInt16(clamping: entry.source.fileIndex),
-            priority: entry.priority.map { UInt8($0.rawValue) } ?? Self.noPriority,
-            reencoded: entry.reencoded, host: host))
+            flags: flags, shared: slot.shared, host: host))
         digests.append(digest.0)
         digestTails.append(digest.1)
     }
@@ -181,19 +206,22 @@ public final class WarmPlan {
     }
 
     public func priority(_ index: Int) -> RequestPriority {
-        let p = records[index].priority
+        let p = records[index].priorityCode
         return p == Self.noPriority ? defaultPriority : RequestPriority(rawValue: Int(p)) ?? defaultPriority
     }
 
     public func url(_ index: Int) -> String {
-        let r = records[index]
-        return arena.string(at: r.offset, length: Int(r.urlLength))
+        urls.url(records[index].slot, blockFirst: records[FrontCodedArena.blockStart(of: index)].slot)
     }
 
     public func key(_ index: Int) -> String {
         let r = records[index]
         if r.keyLength == 0 { return url(index) }
-        return arena.string(at: r.offset.advanced(by: Int(r.urlLength)), length: Int(r.keyLength))
+        if r.keyIsURLPrefix {
+            return urls.url(r.slot, blockFirst: records[FrontCodedArena.blockStart(of: index)].slot,
+                            prefix: Int(r.keyLength))
+        }
+        return urls.key(after: r.slot, length: Int(r.keyLength))
     }
 
     /// Whether the entry's URL was percent- or IDNA-encoded from the
@@ -225,47 +253,6 @@ public final class WarmPlan {
     public func describe(_ source: ManifestSource) -> String {
         let path = source.fileIndex < manifestPaths.count ? manifestPaths[source.fileIndex] : "?"
         return "\(path == "-" ? "<stdin>" : path):\(source.line)"
-    }
-}
-
-/// UTF-8 bytes in fixed 4 MiB chunks: growing never copies what is stored
-/// (a doubling array would briefly hold two copies of a huge manifest).
-struct ByteArena {
-    /// Chunk index (high 10 bits) and position in it (low 22 bits): 4 bytes
-    /// a record, for up to 4 GiB of URLs.
-    struct Offset {
-        var packed: UInt32
-        init(chunk: Int, position: Int) { packed = UInt32(chunk) << 22 | UInt32(position) }
-        var chunk: Int { Int(packed >> 22) }
-        var position: Int { Int(packed & 0x3F_FFFF) }
-        func advanced(by n: Int) -> Offset { Offset(chunk: chunk, position: position + n) }
-    }
-    static let chunkSize = 4 << 20
-    static let maxChunks = 1 << 10
-    struct FullError: Error {}
-    private var chunks: [[UInt8]] = []
-
-    /// Appends `a` then `b` contiguously (never split across chunks).
-    mutating func append(_ a: String.UTF8View, _ b: String.UTF8View?) throws -> Offset {
-        let needed = a.count + (b?.count ?? 0)
-        if chunks.isEmpty || chunks[chunks.count - 1].count + needed > Self.chunkSize {
-            guard chunks.count < Self.maxChunks else { throw FullError() }
-            var chunk = [UInt8]()
-            chunk.reserveCapacity(max(Self.chunkSize, needed))
-            chunks.append(chunk)
-        }
-        let last = chunks.count - 1
-        let offset = Offset(chunk: last, position: chunks[last].count)
-        chunks[last].append(contentsOf: a)
-        if let b { chunks[last].append(contentsOf: b) }
-        return offset
-    }
-
-    func string(at offset: Offset, length: Int) -> String {
-        chunks[offset.chunk].withUnsafeBufferPointer { buf in
-            let start = offset.position
-            return String(decoding: UnsafeBufferPointer(rebasing: buf[start..<(start + length)]), as: UTF8.self)
-        }
     }
 }
 
