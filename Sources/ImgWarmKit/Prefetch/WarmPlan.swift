@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Crypto
 
 /// Every usable manifest entry of a run, stored compactly (one byte arena
@@ -112,10 +115,14 @@ public final class WarmPlan {
         // Bytes, not String ==: that is canonical equivalence, under which
         // a key with U+212A KELVIN SIGN equals a URL with a "K" (the key's
         // own bytes name the cache file).
-        let keyIsURL = key.utf8.elementsEqual(url.utf8)
-        let keyIsURLPrefix = !keyIsURL && url.utf8.starts(with: key.utf8)
+        var keyIsURL = false, keyIsURLPrefix = false
         let slot = url.withUTF8 { u in
-            key.withUTF8 { k in try? urls.append(url: u, key: keyIsURL || keyIsURLPrefix ? nil : k) }
+            key.withUTF8 { k in
+                let prefix = Self.isPrefix(k, of: u)
+                keyIsURL = prefix && k.count == u.count
+                keyIsURLPrefix = prefix && !keyIsURL && !k.isEmpty
+                return try? urls.append(url: u, key: keyIsURL || keyIsURLPrefix ? nil : k)
+            }
         }
         guard let slot else {
             add(ManifestProblem(source: entry.source, reason: "manifests hold more than 4 GiB of URLs; split them over several runs"))
@@ -140,6 +147,11 @@ public final class WarmPlan {
             flags: flags, shared: slot.shared, host: host))
         digests.append(digest.0)
         digestTails.append(digest.1)
+    }
+
+    /// Whether `a`'s bytes start `b`'s (memcmp: this runs for every line).
+    static func isPrefix(_ a: UnsafeBufferPointer<UInt8>, of b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count <= b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
     public func add(_ problem: ManifestProblem) {
