@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Crypto
 
-/// Every usable manifest entry of a run, stored compactly (one byte arena
-/// for URLs and keys, fixed-size records) so that a manifest of millions of
+/// Every usable manifest entry of a run, stored compactly (URLs and keys
+/// front-coded in a byte arena, fixed-size records) so that a manifest of millions of
 /// lines fits in a modest amount of memory; then de-duplicated by cache
 /// file and put in execution order.
 public final class WarmPlan {
