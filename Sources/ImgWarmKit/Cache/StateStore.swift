@@ -169,10 +169,11 @@ public final class StateStore: @unchecked Sendable {
     /// One change to the state; changes are applied in batches.
     public enum Change: Sendable {
         case failed(FailedURL)
-        /// A success: the URL leaves the failed list (`wasFailed`: it was on
-        /// it when the run started; a URL that was not costs no delete);
-        /// validators are kept (or removed when the response had none).
-        case succeeded(url: String, validators: Validators, wasFailed: Bool = true)
+        /// A success: the URL leaves the failed list (always asked for: the
+        /// run's snapshot of the list can be stale, as another run sharing
+        /// the cache may have added the URL since); validators are kept (or
+        /// removed when the response had none).
+        case succeeded(url: String, validators: Validators)
     }
 
     /// Applies changes in one transaction: all or nothing.
@@ -195,8 +196,8 @@ public final class StateStore: @unchecked Sendable {
                 switch change {
                 case .failed(let f):
                     try upsertFailed.execute(arguments: [f.url, f.key, f.errorClass, f.status, f.reason, f.failedAt])
-                case .succeeded(let url, let v, let wasFailed):
-                    if wasFailed { try deleteFailed.execute(arguments: [url]) }
+                case .succeeded(let url, let v):
+                    try deleteFailed.execute(arguments: [url])
                     if v.etag == nil && v.lastModified == nil {
                         try deleteValidators.execute(arguments: [v.key])
                     } else {

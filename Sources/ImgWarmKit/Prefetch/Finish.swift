@@ -177,6 +177,6 @@ public enum Finish {
         let validators = StateStore.Validators(key: entry.key, etag: response.etag, lastModified: response.lastModified)
         let hasValidators = validators.etag != nil || validators.lastModified != nil
         guard entry.wasFailed || hasValidators || entry.replacesFile else { return [] }
-        return [.succeeded(url: entry.url, validators: validators, wasFailed: entry.wasFailed)]
+        return [.succeeded(url: entry.url, validators: validators)]
     }
 }

@@ -58,7 +58,9 @@ public final class Prefetcher: @unchecked Sendable {
         self.ledger = RunLedger(entries: plan.count, problems: plan.problems.count)
         // The feeder is woken once per half of the pipeline, not per entry.
         self.pipeline = SlotGate(slots: max(1, options.pipelineDepth), wakeBatch: options.pipelineDepth / 2)
-        storesInline = !options.validation.decode
+        // Not with --budget: a decision of the gate runs the writes of later
+        // entries waiting on it, large ones included, on the deciding thread.
+        storesInline = !options.validation.decode && options.budgetBytes == nil
         validationQueue = WorkerPool(threads: max(1, options.validationWorkers), name: "imgwarm.validation")
     }
 
