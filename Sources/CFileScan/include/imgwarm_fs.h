@@ -1,9 +1,10 @@
 #ifndef IMGWARM_FS_H
 #define IMGWARM_FS_H
-/* The two Linux calls a fast cache walk needs and Swift's Glibc module does
- * not import (they are _GNU_SOURCE-only): getdents64, to read a directory in
- * large batches, and statx, for birth times. Kept to plain data so that no
- * errno or variadic call has to cross into Swift. */
+/* The Linux and glibc calls imgwarm needs that Swift's Glibc module does not
+ * import (_GNU_SOURCE-only or in <malloc.h>): getdents64, to read a directory
+ * in large batches; statx, for birth times; O_NOATIME opens; mremap;
+ * renameat2; mallopt. Kept to plain data so that no errno or variadic call
+ * has to cross into Swift. */
 #include <stddef.h>
 #include <stdint.h>
 
