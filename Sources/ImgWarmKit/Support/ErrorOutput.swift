@@ -41,15 +41,17 @@ public enum ErrorOutput {
     /// duplicate cannot be made.
     public static func divertLibraryOutput(verbose: Bool) {
         guard !diverted else { return }
-        let saved = dup(STDERR_FILENO)
+        // The duplicate is close-on-exec from the start (F_DUPFD_CLOEXEC).
+        let saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0)
         guard saved >= 0 else { return }
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0, let savedFile = fdopen(saved, "w") else {
             close(saved)
             return
         }
-        fcntl(saved, F_SETFD, FD_CLOEXEC)
-        fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        // Only a child process would inherit the read end; imgwarm starts
+        // none, so a failure here changes nothing worth reporting.
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
         setvbuf(savedFile, nil, _IOLBF, 0)
         fflush(stderr)
         guard dup2(ends[1], STDERR_FILENO) >= 0 else {
@@ -62,6 +64,11 @@ public enum ErrorOutput {
         fd = saved
         diverted = true
         let readEnd = ends[0]
+        // The reader thread writes each line with write(2) on the saved
+        // descriptor (a plain Int32) rather than through `savedFile`: a
+        // FILE pointer is not Sendable, and a line in one write(2) lands
+        // whole between imgwarm's own lines, which `file` (line-buffered
+        // on the same descriptor) also writes a line at a time.
         let thread = Thread {
             var pending = [UInt8]()
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -73,12 +80,26 @@ public enum ErrorOutput {
                 while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[..<nl], as: UTF8.self)
                     pending.removeSubrange(...nl)
-                    if let out = forwardedLine(line, verbose: verbose) { fputs(out + "\n", savedFile) }
+                    if let out = forwardedLine(line, verbose: verbose) { writeLine(out, to: saved) }
                 }
             }
         }
         thread.name = "library-stderr"
         thread.start()
+    }
+
+    /// Writes `line` and a newline to `fd` in one write(2), resuming after
+    /// a signal or a short write; gives up on any other error (stderr gone).
+    static func writeLine(_ line: String, to fd: Int32) {
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            offset += n
+        }
     }
 
     /// Puts the original stderr back on fd 2 (closing the pipe's write end,
