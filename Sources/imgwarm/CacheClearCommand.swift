@@ -15,7 +15,7 @@ struct CacheClearCommand: ParsableCommand {
     var all = false
 
     func run() throws {
-        let cache = try cacheOptions.existingCache()
+        let cache = try cacheOptions.inspectedCache(missing: .fails)
         var lock: CacheLock?
         if all, FileManager.default.fileExists(atPath: cache.stateDirectory) {
             lock = try CacheLock(cache: cache, mode: .exclusive)

@@ -18,7 +18,7 @@ struct CacheFailedCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let cache = try cacheOptions.existingCache()
+        let cache = try cacheOptions.inspectedCache(missing: clear ? .fails : .isEmpty)
         guard FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) else {
             if clear { print("removed 0 URLs from the failed-URL list") } else if json { print("[]") }
             return

@@ -42,6 +42,31 @@ struct CacheOptions: ParsableArguments {
         let layout = layout ?? kind.layout()
         return DiskCache(directory: directory(for: layout.kind), layout: layout)
     }
+
+    /// What a `cache` command makes of a cache folder that does not exist.
+    enum MissingFolder {
+        /// An error (exit 3): the commands that change the cache or vouch
+        /// for it (verify, prune, clear, failed --clear), whose success on
+        /// a mistyped --cache would pass for work done on a real cache.
+        case fails
+        /// The empty cache it is before the first warm creates it (the
+        /// contract: the folder is "created when missing"): the commands
+        /// that only show what is there (stats, which names the folder;
+        /// path, which prints the names an entry would get; failed).
+        case isEmpty
+    }
+
+    /// The cache for a `cache` subcommand, checked first: a path that is
+    /// not a folder, or one that cannot be listed, is a one-line error
+    /// naming it and exit 3 (the cache cannot be used); so is a missing
+    /// folder, unless `missing` is `.isEmpty`.
+    func inspectedCache(missing: MissingFolder) throws -> DiskCache {
+        let cache = try existingCache()
+        if let problem = CacheFolder.problem(cache.directory), !(missing == .isEmpty && problem.errno == ENOENT) {
+            throw problem
+        }
+        return cache
+    }
 }
 
 /// Transforms for ArgumentParser options, so a bad value names the option

@@ -57,7 +57,7 @@ struct CachePruneCommand: ParsableCommand {
     }
 
     func run() throws {
-        let cache = try cacheOptions.existingCache()
+        let cache = try cacheOptions.inspectedCache(missing: .fails)
         var options = self.options(layout: cache.layout)
         // Checked here rather than in validate(): a Failure prints the one
         // line the contract asks for, where a ValidationError adds the usage.

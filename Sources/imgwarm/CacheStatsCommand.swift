@@ -14,7 +14,7 @@ struct CacheStatsCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let cache = try cacheOptions.existingCache()
+        let cache = try cacheOptions.inspectedCache(missing: .isEmpty)
         let stats = try CacheStatistics.collect(cache)
         if json {
             let encoder = JSONEncoder()

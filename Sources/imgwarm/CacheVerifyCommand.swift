@@ -34,7 +34,7 @@ struct CacheVerifyCommand: ParsableCommand {
     func run() throws {
         ErrorOutput.divertLibraryOutput(verbose: false)
         BufferAllocator.tuneForBulkBuffers()
-        let cache = try cacheOptions.existingCache()
+        let cache = try cacheOptions.inspectedCache(missing: .fails)
         var options = ValidationOptions()
         options.maxPixels = maxPixels
         options.strictFormats = strictFormats

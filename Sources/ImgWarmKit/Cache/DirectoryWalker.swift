@@ -47,9 +47,7 @@ public struct DirectoryWalker {
     public mutating func walk(_ root: String, _ visit: (Entry) throws -> Void) rethrows -> CacheError? {
         let rootFd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if rootFd < 0 {
-            let e = errno
-            let reason = e == ENOENT ? "cache folder does not exist" : e == ENOTDIR ? "not a directory" : "cannot open cache folder: \(errnoString(e))"
-            return CacheError(path: root, reason: reason, errno: e)
+            return CacheFolder.openError(root, errno)
         }
         defer { close(rootFd) }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.bufferSize, alignment: 8)
