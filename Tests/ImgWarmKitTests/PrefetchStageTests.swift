@@ -88,9 +88,12 @@ import Testing
     static let url = "https://img.example/a.png"
     static let entry = Finish.Entry(url: url, key: url)
     static let png = ImageInfo(format: .png, width: 70_000, height: 3)
-    static func ok(_ body: Int = 100, etag: String? = nil) -> DownloadResponse {
-        DownloadResponse(status: 200, body: [UInt8](repeating: 1, count: body), etag: etag, attempts: 2)
+    /// A 200 that names its media type, so every row shows whether the
+    /// result keeps it.
+    static func ok(_ body: Int = 100, etag: String? = nil, contentType: String = "image/png") -> DownloadResponse {
+        DownloadResponse(status: 200, body: [UInt8](repeating: 1, count: body), etag: etag, contentType: contentType, attempts: 2)
     }
+    static let portal = "text/html; charset=utf-8"
     static func failure(_ c: DownloadErrorClass, status: Int? = nil, transient: Bool = false) -> DownloadResult {
         .failure(DownloadFailure(errorClass: c, status: status, message: "why \(c)", isTransient: transient, attempts: 3, elapsed: 0))
     }
@@ -110,38 +113,44 @@ import Testing
         /// "failed" / "succeeded" per state change, in order.
         var changes: [String] = []
         var reason: String? = nil
+        /// The Content-Type the result keeps for the report: every 2xx
+        /// response's, stored or not (a failed entry's says why).
+        var contentType: String? = nil
         var description: String { name }
     }
 
     static let cases: [Case] = [
         Case(name: "stored", download: .success(ok()), validation: .success(png), store: .stored,
-             outcome: .downloaded, fileExists: true),
+             outcome: .downloaded, fileExists: true, contentType: "image/png"),
         // Only successes that change state write it.
         Case(name: "stored with an ETag keeps it", download: .success(ok(etag: "\"e\"")), validation: .success(png),
-             store: .stored, outcome: .downloaded, fileExists: true, changes: ["succeeded"]),
+             store: .stored, outcome: .downloaded, fileExists: true, changes: ["succeeded"], contentType: "image/png"),
         Case(name: "stored, was on the failed list", entry: Finish.Entry(url: url, key: url, wasFailed: true),
              download: .success(ok()), validation: .success(png), store: .stored, outcome: .downloaded, fileExists: true,
-             changes: ["succeeded"]),
+             changes: ["succeeded"], contentType: "image/png"),
         Case(name: "stored over a refreshed file drops old validators", entry: Finish.Entry(url: url, key: url, replacesFile: true),
              download: .success(ok()), validation: .success(png), store: .stored, outcome: .downloaded, fileExists: true,
-             changes: ["succeeded"]),
+             changes: ["succeeded"], contentType: "image/png"),
         Case(name: "bad image", download: .success(ok()), validation: .failure(ValidationFailure("truncated PNG")),
-             outcome: .failed, error: .badImage, announce: true, changes: ["failed"], reason: "truncated PNG"),
+             outcome: .failed, error: .badImage, announce: true, changes: ["failed"], reason: "truncated PNG", contentType: "image/png"),
+        Case(name: "a portal's page", download: .success(ok(contentType: portal)),
+             validation: .failure(ValidationFailure("not an image (looks like HTML)")), outcome: .failed, error: .badImage,
+             announce: true, changes: ["failed"], reason: "not an image (looks like HTML)", contentType: portal),
         Case(name: "over budget", download: .success(ok()), validation: .success(png), store: .overBudget(limit: 4096),
-             outcome: .skipped, error: .budget, reason: "would pass the budget of 4096 bytes"),
+             outcome: .skipped, error: .budget, reason: "would pass the budget of 4096 bytes", contentType: "image/png"),
         // The fatal-error policy: a full disk, read-only or forbidden
         // folder stops the run; other write errors fail the entry only.
         Case(name: "disk full", download: .success(ok()), validation: .success(png), store: .failed(full),
-             outcome: .failed, error: .disk, announce: true, fatal: true, reason: full.description),
+             outcome: .failed, error: .disk, announce: true, fatal: true, reason: full.description, contentType: "image/png"),
         Case(name: "read-only", download: .success(ok()), validation: .success(png),
              store: .failed(CacheError(path: "/c", reason: "ro", errno: EROFS)), outcome: .failed, error: .disk, announce: true,
-             fatal: true, reason: "/c: ro"),
+             fatal: true, reason: "/c: ro", contentType: "image/png"),
         Case(name: "forbidden", download: .success(ok()), validation: .success(png),
              store: .failed(CacheError(path: "/c", reason: "no", errno: EACCES)), outcome: .failed, error: .disk, announce: true,
-             fatal: true, reason: "/c: no"),
+             fatal: true, reason: "/c: no", contentType: "image/png"),
         Case(name: "one file's name", download: .success(ok()), validation: .success(png),
              store: .failed(CacheError(path: "/c/x", reason: "name too long", errno: ENAMETOOLONG)), outcome: .failed,
-             error: .disk, announce: true, fatal: false, reason: "/c/x: name too long"),
+             error: .disk, announce: true, fatal: false, reason: "/c/x: name too long", contentType: "image/png"),
         Case(name: "304 renewed", download: .notModified(DownloadResponse(status: 304, body: [], etag: "\"e\"")),
              store: .renewed(bytes: 77), outcome: .revalidated, fileExists: true, changes: ["succeeded"]),
         Case(name: "304, file gone", download: .notModified(DownloadResponse(status: 304, body: [])), store: .vanished,
@@ -168,6 +177,7 @@ import Testing
         #expect(out.entry.fileExists == c.fileExists)
         #expect((out.fatal != nil) == c.fatal)
         #expect(out.reason == c.reason)
+        #expect(out.response?.contentType == c.contentType)
         let kinds = out.changes.map { change -> String in
             switch change {
             case .failed(let f):

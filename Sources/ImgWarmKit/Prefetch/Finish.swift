@@ -46,7 +46,8 @@ public enum Finish {
         /// What validation learned of a stored image (exact dimensions:
         /// the packed result saturates at 65535; frames).
         public var image: ImageInfo?
-        /// What the response said of a stored body (Content-Type, Vary).
+        /// What a 2xx response said of its body (Content-Type, Vary),
+        /// whether the body was stored or not.
         public var response: ResponseFacts?
         public var changes: [StateStore.Change] = []
         /// A disk error that makes the cache unusable: the run stops.
@@ -120,6 +121,10 @@ public enum Finish {
             out.entry.status = UInt16(clamping: response.status)
             out.entry.attempts = UInt8(clamping: response.attempts)
             out.entry.bytes = UInt32(clamping: response.body.count)
+            // Whatever becomes of the body: a failed entry's Content-Type
+            // is often what says why (text/html from a captive portal or a
+            // login page), so the report keeps it for failures too.
+            out.response = ResponseFacts(contentType: response.contentType, vary: response.vary)
             switch validation {
             case .failure(let why)?:
                 out.entry.outcome = .failed
@@ -141,7 +146,6 @@ public enum Finish {
                 out.entry.outcome = .downloaded
                 out.entry.fileExists = true
                 if case .success(let info)? = validation { out.image = info }
-                out.response = ResponseFacts(contentType: response.contentType, vary: response.vary)
                 out.changes += succeeded(entry, response)
             case .overBudget(let limit)?:
                 out.entry.outcome = .skipped

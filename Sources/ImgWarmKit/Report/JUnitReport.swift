@@ -3,7 +3,8 @@ import Foundation
 extension RunReport {
     /// `--junit FILE`: one test suite per manifest, one test case per
     /// entry; failed entries are failures carrying outcome, error class,
-    /// status and reason; blocked and skipped entries are skipped tests.
+    /// status, the response's Content-Type and reason; blocked and skipped
+    /// entries are skipped tests.
     public func writeJUnit(to path: String) throws {
         struct Suite { var tests = 0, failures = 0, skipped = 0, ms = 0 }
         var suites: [String: Suite] = [:]
@@ -40,6 +41,7 @@ extension RunReport {
                 if let reason = row.reason { message += ": " + reason }
                 var body = "outcome: failed\nerror: \(error)\n"
                 if let status = row.status { body += "status: \(status)\n" }
+                if let type = row.contentType { body += "content_type: \(type)\n" }
                 body += "source: \(row.source)\n"
                 if let reason = row.reason { body += "reason: \(reason)\n" }
                 w.write(">\n      <failure type=\(XML.attr(error)) message=\(XML.attr(message))>\(XML.text(body))</failure>\n    </testcase>\n")
