@@ -11,9 +11,11 @@ struct CacheVerifyCommand: ParsableCommand {
         README's Validation section lists). Stray temp files are leftovers of killed runs \
         under .imgwarm/tmp. Each is printed as `PATH: reason`. Files of an unknown binary \
         format are listed as `PATH: unknown format (...), kept` and kept, as an app may \
-        still show them (broken under --strict-formats). Exit status 1 when anything \
-        broken or stray was found, also with --delete after removing it; 0 when the \
-        cache is clean.
+        still show them (broken under --strict-formats). Files whose decoder library \
+        (AVIF, HEIF, JPEG XL) cannot be opened here are listed as `PATH: not checked: \
+        no decoder, kept; REASON` and never deleted. Exit status 1 when anything \
+        broken, stray or not checked was found, also with --delete after removing it; \
+        0 when the cache is clean.
         """
     )
 
@@ -22,7 +24,7 @@ struct CacheVerifyCommand: ParsableCommand {
     @Flag(help: "Remove the broken entries and stray temp files found.")
     var delete = false
 
-    @Flag(help: "Print JSON: {checked, broken: [{path, reason}], unknown: [{path, signature}], stray_temp_files, deleted}.")
+    @Flag(help: "Print JSON: {checked, broken: [{path, reason}], unknown: [{path, signature}], unchecked: [{path, reason}] (when a decoder is missing), stray_temp_files, deleted}.")
     var json = false
 
     @Option(name: .customLong("max-pixels"), help: "Largest accepted width x height, as for warm.")
@@ -46,6 +48,7 @@ struct CacheVerifyCommand: ParsableCommand {
         } else {
             for entry in report.broken { print("\(entry.path): \(entry.reason)") }
             for entry in report.unknown { print("\(entry.path): unknown format (\(entry.signature)), kept") }
+            for entry in report.unchecked { print("\(entry.path): not checked: no decoder, kept; \(entry.reason)") }
             for path in report.strayTempFiles { print("\(path): stray temp file") }
             print(Self.summary(report))
         }
@@ -56,8 +59,10 @@ struct CacheVerifyCommand: ParsableCommand {
     static func summary(_ r: CacheVerifyReport) -> String {
         var line = "checked \(r.checked) \(r.checked == 1 ? "file" : "files"): \(r.broken.count) broken, "
             + (r.unknown.isEmpty ? "" : "\(r.unknown.count) of unknown format (kept), ")
+            + (r.unchecked.isEmpty ? "" : "\(r.unchecked.count) not checked (no decoder), ")
             + "\(r.strayTempFiles.count) stray temp \(r.strayTempFiles.count == 1 ? "file" : "files")"
-        if r.deleted && !r.isClean {
+        // Unchecked files are never removed.
+        if r.deleted && !(r.broken.isEmpty && r.strayTempFiles.isEmpty) {
             line += r.deleteErrors.isEmpty ? ", removed" : ", removed except \(r.deleteErrors.count)"
         }
         return line

@@ -94,6 +94,8 @@ import Testing
         DownloadResponse(status: 200, body: [UInt8](repeating: 1, count: body), etag: etag, contentType: contentType, attempts: 2)
     }
     static let portal = "text/html; charset=utf-8"
+    static let noDecoder = ValidationFailure("AVIF: cannot validate, libavif is not installed (apt-get install libavif15)",
+                                             kind: .noDecoder)
     static func failure(_ c: DownloadErrorClass, status: Int? = nil, transient: Bool = false) -> DownloadResult {
         .failure(DownloadFailure(errorClass: c, status: status, message: "why \(c)", isTransient: transient, attempts: 3, elapsed: 0))
     }
@@ -136,6 +138,15 @@ import Testing
         Case(name: "a portal's page", download: .success(ok(contentType: portal)),
              validation: .failure(ValidationFailure("not an image (looks like HTML)")), outcome: .failed, error: .badImage,
              announce: true, changes: ["failed"], reason: "not an image (looks like HTML)", contentType: portal),
+        // The format's decoder library cannot be opened here: failed
+        // (nothing stored: `store` is nil), counted under its own class,
+        // and never on the failed-URL list, nor taken off it.
+        Case(name: "no decoder here", download: .success(ok(contentType: "image/avif")),
+             validation: .failure(noDecoder), outcome: .failed, error: .noDecoder, announce: true, changes: [],
+             reason: noDecoder.reason, contentType: "image/avif"),
+        Case(name: "no decoder here, was on the failed list", entry: Finish.Entry(url: url, key: url, wasFailed: true),
+             download: .success(ok(etag: "\"e\"", contentType: "image/avif")), validation: .failure(noDecoder),
+             outcome: .failed, error: .noDecoder, announce: true, changes: [], reason: noDecoder.reason, contentType: "image/avif"),
         Case(name: "over budget", download: .success(ok()), validation: .success(png), store: .overBudget(limit: 4096),
              outcome: .skipped, error: .budget, reason: "would pass the budget of 4096 bytes", contentType: "image/png"),
         // The fatal-error policy: a full disk, read-only or forbidden

@@ -88,6 +88,18 @@ int iw_validate_avif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_re
 int iw_validate_heif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_jxl(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 
+/* The libraries opened on first use (lazy_codecs.h). When one cannot be
+   opened, its validator returns IW_NO_DECODER with a reason that names the
+   package to install: the data was not judged at all. */
+typedef enum { IW_CODEC_AVIF = 0, IW_CODEC_HEIF = 1, IW_CODEC_JXL = 2 } iw_codec_library;
+/* Opens `soname` (NULL: the one this build opens for `which`) exactly as
+   the first image of the format opens its library, same symbols, same
+   reason on failure, without using it or touching the process's own copy:
+   IW_OK, or IW_NO_DECODER with the reason a validator gives. The tests
+   call it with names that cannot be opened, since the process's own
+   library, once opened, stays. */
+int iw_codec_open_check(iw_codec_library which, const char *soname, iw_result *out);
+
 #ifdef __cplusplus
 }
 #endif

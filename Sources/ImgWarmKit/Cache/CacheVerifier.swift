@@ -38,6 +38,9 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
     public var broken: [BrokenCacheEntry] = []
     /// Entries of an unknown format, kept (sorted by path).
     public var unknown: [UnknownCacheEntry] = []
+    /// Entries whose format's decoder library cannot be opened here (AVIF,
+    /// HEIF, JPEG XL): not checked, never deleted (sorted by path).
+    public var unchecked: [BrokenCacheEntry] = []
     /// Temp files of dead runs under `.imgwarm/tmp`, sorted.
     public var strayTempFiles: [String] = []
     /// Whether removal was asked for.
@@ -47,21 +50,24 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
 
     public init() {}
 
-    /// Nothing broken and nothing stray: exit status 0.
-    public var isClean: Bool { broken.isEmpty && strayTempFiles.isEmpty }
+    /// Nothing broken, nothing stray, and nothing left unchecked (a cache
+    /// verified only in part is not vouched for): exit status 0.
+    public var isClean: Bool { broken.isEmpty && strayTempFiles.isEmpty && unchecked.isEmpty }
 
     enum CodingKeys: String, CodingKey {
-        case checked, broken, unknown, deleted
+        case checked, broken, unknown, unchecked, deleted
         case strayTempFiles = "stray_temp_files"
         case deleteErrors = "delete_errors"
     }
 
-    /// The documented shape; `delete_errors` only when a removal failed.
+    /// The documented shape; `unchecked` only when a decoder library was
+    /// missing, `delete_errors` only when a removal failed.
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(checked, forKey: .checked)
         try c.encode(broken, forKey: .broken)
         try c.encode(unknown, forKey: .unknown)
+        if !unchecked.isEmpty { try c.encode(unchecked, forKey: .unchecked) }
         try c.encode(strayTempFiles, forKey: .strayTempFiles)
         try c.encode(deleted, forKey: .deleted)
         if !deleteErrors.isEmpty { try c.encode(deleteErrors, forKey: .deleteErrors) }
@@ -72,6 +78,7 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
         checked = try c.decode(Int.self, forKey: .checked)
         broken = try c.decode([BrokenCacheEntry].self, forKey: .broken)
         unknown = try c.decodeIfPresent([UnknownCacheEntry].self, forKey: .unknown) ?? []
+        unchecked = try c.decodeIfPresent([BrokenCacheEntry].self, forKey: .unchecked) ?? []
         strayTempFiles = try c.decode([String].self, forKey: .strayTempFiles)
         deleted = try c.decode(Bool.self, forKey: .deleted)
         deleteErrors = try c.decodeIfPresent([String].self, forKey: .deleteErrors) ?? []
@@ -110,6 +117,7 @@ public struct CacheVerifier: Sendable {
                 switch verdict {
                 case .broken(let reason): report.broken.append(BrokenCacheEntry(path: path, reason: reason))
                 case .unknown(let signature): report.unknown.append(UnknownCacheEntry(path: path, signature: signature))
+                case .unchecked(let reason): report.unchecked.append(BrokenCacheEntry(path: path, reason: reason))
                 }
             }
             batch.removeAll(keepingCapacity: true)
@@ -121,9 +129,11 @@ public struct CacheVerifier: Sendable {
         flush()
         report.broken.sort { $0.path < $1.path }
         report.unknown.sort { $0.path < $1.path }
+        report.unchecked.sort { $0.path < $1.path }
         report.strayTempFiles = cache.staleTempFiles().sorted()
 
         if delete {
+            // Never the unchecked ones: nothing is known against them.
             for path in report.broken.map(\.path) + report.strayTempFiles {
                 if unlink(path) != 0 && errno != ENOENT {
                     report.deleteErrors.append("\(path): \(errnoString(errno))")
@@ -138,6 +148,8 @@ public struct CacheVerifier: Sendable {
         case broken(String)
         /// Kept: of a format unknown here (the signature, for the listing).
         case unknown(String)
+        /// Kept: its decoder library cannot be opened here (the reason).
+        case unchecked(String)
     }
 
     /// Validates a batch on several threads; each result slot is written by
@@ -168,6 +180,7 @@ public struct CacheVerifier: Sendable {
             case .success(let info) where info.format == .unknown:
                 return .unknown(bytes.withUnsafeBytes { ContentGuess.signature($0) })
             case .success: return nil
+            case .failure(let failure) where failure.kind == .noDecoder: return .unchecked(failure.reason)
             case .failure(let failure): return .broken(failure.reason)
             }
         }

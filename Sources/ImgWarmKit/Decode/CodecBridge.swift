@@ -32,24 +32,38 @@ enum CodecBridge {
         let reason = withUnsafeBytes(of: result.reason) { raw in
             String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
         }
-        let name = format.displayName
         let width = Int(result.width), height = Int(result.height)
+        guard let failure = failure(status: status, format: format, reason: reason, width: width, height: height,
+                                    maxPixels: maxPixels) else {
+            return .success(ImageInfo(format: format, width: width, height: height, frames: Int(result.frames)))
+        }
+        return .failure(failure)
+    }
+
+    /// The failure a decoder's status and reason mean; nil for IW_OK.
+    static func failure(status: iw_status, format: ImageFormat, reason: String, width: Int, height: Int,
+                        maxPixels: UInt64) -> ValidationFailure? {
+        let name = format.displayName
         switch status {
         case IW_OK:
-            return .success(ImageInfo(format: format, width: width, height: height, frames: Int(result.frames)))
+            return nil
         case IW_TRUNCATED:
-            return .failure(ValidationFailure("truncated \(name): \(reason)"))
+            return ValidationFailure("truncated \(name): \(reason)")
         case IW_TOO_LARGE where !reason.isEmpty:
             // A limit other than one image's size (GIF frames in total).
-            return .failure(ValidationFailure("\(name) \(reason)"))
+            return ValidationFailure("\(name) \(reason)")
         case IW_TOO_LARGE:
-            return .failure(Limits.tooLarge(name, width: width, height: height, maxPixels: maxPixels))
+            return Limits.tooLarge(name, width: width, height: height, maxPixels: maxPixels)
         case IW_NO_PIXELS:
-            return .failure(ValidationFailure("\(name) has no pixels: \(reason)"))
-        case IW_NO_MEMORY, IW_NO_DECODER:
-            return .failure(ValidationFailure("\(name) could not be decoded: \(reason)"))
+            return ValidationFailure("\(name) has no pixels: \(reason)")
+        case IW_NO_DECODER:
+            // Not a verdict on the data: the library is missing here.
+            // `AVIF: cannot validate, libavif is not installed (apt-get install libavif15)`
+            return ValidationFailure("\(name): \(reason)", kind: .noDecoder)
+        case IW_NO_MEMORY:
+            return ValidationFailure("\(name) could not be decoded: \(reason)")
         default:
-            return .failure(ValidationFailure("corrupt \(name): \(reason)"))
+            return ValidationFailure("corrupt \(name): \(reason)")
         }
     }
 }

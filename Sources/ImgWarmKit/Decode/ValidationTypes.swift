@@ -14,10 +14,23 @@ public struct ImageInfo: Sendable, Equatable {
 }
 
 /// Why data is not a usable image: one line, e.g.
-/// `truncated PNG: premature end of data after 1 of 64 rows`.
+/// `truncated PNG: premature end of data after 1 of 64 rows`; or why it
+/// could not be judged here at all (`kind`).
 public struct ValidationFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The data is no usable image: the URL (or the file) is at fault.
+        case invalid
+        /// The format's decoder library cannot be opened on this machine
+        /// (AVIF, HEIF, JPEG XL: lazy_codecs.h): nothing was judged, so
+        /// nothing may be stored, blamed on the URL or deleted.
+        case noDecoder
+    }
     public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+    public var kind: Kind
+    public init(_ reason: String, kind: Kind = .invalid) {
+        self.reason = reason
+        self.kind = kind
+    }
     public var description: String { reason }
 }
 

@@ -126,6 +126,15 @@ public enum Finish {
             // login page), so the report keeps it for failures too.
             out.response = ResponseFacts(contentType: response.contentType, vary: response.vary)
             switch validation {
+            case .failure(let why)? where why.kind == .noDecoder:
+                // Failed (it is not cached), but never on the failed-URL
+                // list: installing the library is the fix, and the next
+                // run must then fetch it.
+                out.entry.outcome = .failed
+                out.entry.error = .noDecoder
+                out.reason = why.reason
+                out.announce = true
+                return out
             case .failure(let why)?:
                 out.entry.outcome = .failed
                 out.entry.error = .badImage

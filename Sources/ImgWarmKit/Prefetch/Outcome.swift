@@ -31,6 +31,9 @@ public enum Outcome: UInt8, CaseIterable, Sendable {
 public enum EntryError: UInt8, CaseIterable, Sendable {
     case none = 0
     case httpStatus, badImage, tooLarge, timeout, network, tls, invalidURL, disk, cancelled, budget
+    /// The body could not be validated: its format's decoder library is
+    /// missing here. The machine's fault, not the URL's.
+    case noDecoder
 
     public var name: String? {
         switch self {
@@ -45,6 +48,7 @@ public enum EntryError: UInt8, CaseIterable, Sendable {
         case .disk: return "disk"
         case .cancelled: return "cancelled"
         case .budget: return "budget"
+        case .noDecoder: return "no-decoder"
         }
     }
 
