@@ -130,6 +130,28 @@ import Testing
         #expect(CacheFileName.cfComponentExtension(component) == expected)
     }
 
+    /// The byte-level reading of an ASCII component (the fast path of
+    /// `cfComponentExtension`) gives what the rule on UTF-16 units gives.
+    @Test(arguments: ["photo.jpg", "a b.jpg", "photo.j pg", "photo.png/", ".hidden", "name.", "a.tar.gz", "noext",
+                      "", ".", "..", "a..b", "a/b.c", "x.y z", "x.y/z", "q.PNG"])
+    func asciiExtensionRuleMatchesUTF16Rule(component: String) {
+        var bytes = component
+        guard case .ascii(let ext) = bytes.withUTF8(CacheFileName.asciiComponentExtension) else {
+            Issue.record("an ASCII component was not read as ASCII")
+            return
+        }
+        #expect(ext == CacheFileName.utf16ComponentExtension(Array(component.utf16)))
+    }
+
+    /// A component with any non-ASCII byte is left to the UTF-16 rule.
+    @Test func nonASCIIComponentTakesTheUTF16Rule() {
+        var bytes = "photo.jp\u{202E}g"
+        guard case .notASCII = bytes.withUTF8(CacheFileName.asciiComponentExtension) else {
+            Issue.record("a non-ASCII component was read as ASCII")
+            return
+        }
+    }
+
     /// A bidi control in the decoded last component: CF and swift-foundation
     /// both refuse the extension, NSString's fallback as corelibs spells it
     /// keeps the percent-encoded text: never a `.jpg` name.

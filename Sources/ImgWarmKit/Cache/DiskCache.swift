@@ -51,7 +51,15 @@ public final class DiskCache: @unchecked Sendable {
             d = FileManager.default.currentDirectoryPath + "/" + d
         }
         self.directory = d
+        entryPathPrefix = d + "/"
+        tempPathPrefix = d + "/.imgwarm/tmp/" + Self.tempPrefix
     }
+
+    /// `directory + "/"` and `tempDirectory + "/" + tempPrefix`, built
+    /// once: each store then builds its two paths with one append each
+    /// (callgrind: seven String appends per stored file before).
+    private let entryPathPrefix: String
+    private let tempPathPrefix: String
 
     /// Creates the cache folder and the state folders when missing, and
     /// checks that they are writable.
@@ -107,7 +115,7 @@ public final class DiskCache: @unchecked Sendable {
     /// is no entry: the app would fetch it again, and so does warm.
     public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
         for candidate in name.lookupNames {
-            let p = directory + "/" + candidate
+            let p = entryPathPrefix + candidate
             var st = stat()
             if stat(p, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG {
                 guard layout.isLive(st, now: CachePruner.clockNow()) else { continue }
@@ -144,8 +152,8 @@ public final class DiskCache: @unchecked Sendable {
     /// store `SlowWriteStore` passes a slow one).
     func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?, keepExisting: Bool,
                                    write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
-        let final = directory + "/" + name.storedName
-        let temp = tempDirectory + "/" + Self.tempPrefix + "\(tempCounter.next()).tmp"
+        let final = entryPathPrefix + name.storedName
+        let temp = tempPathPrefix + String(tempCounter.next()) + ".tmp"
         directoryLock.lock()
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         directoryLock.unlock()

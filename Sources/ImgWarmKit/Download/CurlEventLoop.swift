@@ -15,6 +15,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private let policy: RetryPolicy
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private let pool: EasyHandlePool
+    private let headers: RequestHeaders
     private var cancelled = false
     private var arrivals: UInt64 = 0
     /// Completions run since the mailbox last heard of them.
@@ -35,6 +36,7 @@ final class CurlEventLoop: @unchecked Sendable {
         policy = RetryPolicy(configuration: configuration)
         mailbox = EngineMailbox(multi: multi)
         pool = EasyHandlePool()
+        headers = RequestHeaders(config: configuration)
         imgwarm_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         // Our scheduler bounds transfers; these bound sockets the same way.
         imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.concurrency)
@@ -117,7 +119,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             job.attempts += 1
             if job.firstStart == nil { job.firstStart = Self.now() }
-            let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes)
+            let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes, headers: headers)
             transfer.configure(config)
             pool.attachShare(handle)
             let added = curl_multi_add_handle(multi, handle)
