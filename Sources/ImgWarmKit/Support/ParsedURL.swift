@@ -46,11 +46,13 @@ public struct ParsedURL: Sendable, Equatable {
         // Control characters would be percent-encoded by URL(string:), but
         // in a manifest they mean a broken line (and are terminal escapes
         // when echoed): refused as before.
-        if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+        // Scanned as an array: a String's UTF-8 view scans at a fraction
+        // of the speed (callgrind: 1,400 instructions a line).
+        let bytes = Array(text.utf8)
+        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             return .failure(Problem(reason: "URL contains a control character"))
         }
         let absolute: String
-        let bytes = Array(text.utf8)
         if let syntax = URISyntax.parse(bytes) {
             // Already valid RFC 3986: URL(string:) would give it back as is.
             let scheme = String(decoding: bytes[syntax.scheme], as: UTF8.self).lowercased()
@@ -79,7 +81,7 @@ public struct ParsedURL: Sendable, Equatable {
             return .failure(Problem(reason: "URL has no host"))
         }
         // No userinfo without an "@" (saves two libcurl calls a line).
-        let credentials = absolute.utf8.contains(UInt8(ascii: "@")) && curl.hasCredentials
+        let credentials = Redaction.hasAtSign(absolute) && curl.hasCredentials
         return .success(ParsedURL(
             text: text, absolute: absolute, hostKey: (curlScheme + "://" + curlHost + ":" + port).lowercased(),
             hasCredentials: credentials, redacted: credentials ? Redaction.redact(absolute, parsedBy: curl) : absolute))
