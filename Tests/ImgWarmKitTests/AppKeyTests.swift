@@ -130,6 +130,33 @@ import Testing
         #expect(CacheFileName.cfComponentExtension(component) == expected)
     }
 
+    /// The plain-URL shortcut gives exactly what every parser's full
+    /// reading gives, and takes only keys where all of them agree.
+    @Test(arguments: [
+        "http://example.com/a/photo.jpg", "https://cdn.example.com:8443/x/y/z.png", "http://h/a.b.c.webp",
+        "https://h/x~y_z-1.JPEG", "http://h:/a.gif", "http://127.0.0.1:18471/thumbs/000/t000000.png",
+        "http://h/dir.d/file.avif", "http://h/a-.-b", "http://h/x._",
+    ])
+    func plainURLShortcutMatchesTheFullReading(key: String) throws {
+        let ext = try #require(CacheFileName.plainURLExtension(key))
+        let full = CacheFileName.readExtensions(key)
+        #expect(full.sdExtension == ext)
+        #expect(full.extensions == [ext])
+        #expect(full.agreed)
+    }
+
+    /// Keys outside the plain shape go to the full reading (some of them
+    /// because the parsers disagree or give none).
+    @Test(arguments: [
+        "http://h/..png", "http://h/.hidden", "http://h/name.", "http://h/dir/", "http://h/noext", "http://h/a.png/",
+        "http://h/a.png?x=1", "http://h/a.png#f", "http://h/a%20b.png", "http://u@h/a.png", "HTTP://h/a.png",
+        "ftp://h/a.png", "http:///a.png", "http://h", "http://h:x/a.png", "http://h/a b.png", "http://h/a;p.png",
+        "http://h/ä.png", "http://[::1]/a.png", "http://h/a:b.png", "photo.png", "",
+    ])
+    func otherKeysTakeTheFullReading(key: String) {
+        #expect(CacheFileName.plainURLExtension(key) == nil)
+    }
+
     /// The byte-level reading of an ASCII component (the fast path of
     /// `cfComponentExtension`) gives what the rule on UTF-16 units gives.
     @Test(arguments: ["photo.jpg", "a b.jpg", "photo.j pg", "photo.png/", ".hidden", "name.", "a.tar.gz", "noext",

@@ -37,18 +37,80 @@ public struct CacheFileName: Equatable, Sendable {
     /// run hashes each key once, when it reads the manifest.
     public init<D: Sequence>(md5Digest digest: D, key: String) where D.Element == UInt8 {
         md5 = Self.hex(digest)
+        if let ext = Self.plainURLExtension(key) {
+            sdExtension = ext
+            extensions = [ext]
+            agreed = true
+        } else {
+            (sdExtension, extensions, agreed) = Self.readExtensions(key)
+        }
+    }
+
+    /// Every parser's reading of `key`: the iOS 17+ extension, all distinct
+    /// extensions (that one first), and whether they all agree.
+    static func readExtensions(_ key: String) -> (sdExtension: String?, extensions: [String], agreed: Bool) {
         let keyBytes = Array(key.utf8)
         let modern = ModernURL.extensions(ofKey: key, keyBytes).map(Self.sanitized)
         let legacy = LegacyCFURL.extensions(ofKey: key, keyBytes).map(Self.sanitized)
-        sdExtension = modern[0]
         var all: [String] = []
         var sawNone = false
         for e in modern + legacy {
             guard let e else { sawNone = true; continue }
             if !all.contains(e) { all.append(e) }
         }
-        extensions = all
-        agreed = all.count + (sawNone ? 1 : 0) == 1
+        return (modern[0], all, all.count + (sawNone ? 1 : 0) == 1)
+    }
+
+    /// The extension of a key that is a plain URL, nearly every manifest's:
+    /// `http://` or `https://`, a host of letters, digits, `.` and `-` with
+    /// an optional `:port`, and a path of letters, digits, `-`, `_`, `~`,
+    /// `.` and `/` (no query, fragment, escape or userinfo) whose last
+    /// component neither starts nor ends with `.` and has one inside. Every
+    /// reading in `readExtensions` then gives the text after the last `.`:
+    /// the URL is valid RFC 3986 text, so swift-foundation keeps it and
+    /// CFURL accepts it; both take the same path and last component; none
+    /// of its characters is one that ends an extension or that sanitizing
+    /// removes. That reading costs about 10,000 instructions a key
+    /// (callgrind), this one scan a few hundred. Nil for any other key: the
+    /// full reading decides (`readExtensions`; AppKeyTests compare both).
+    static func plainURLExtension(_ key: String) -> String? {
+        var key = key
+        return key.withUTF8 { b -> String? in
+            func isAlnum(_ c: UInt8) -> Bool { URISyntax.isAlpha(c) || URISyntax.isDigit(c) }
+            var i: Int
+            if b.starts(with: "http://".utf8) {
+                i = 7
+            } else if b.starts(with: "https://".utf8) {
+                i = 8
+            } else {
+                return nil
+            }
+            let hostStart = i
+            while i < b.count, isAlnum(b[i]) || b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: "-") { i += 1 }
+            guard i > hostStart, i < b.count else { return nil }
+            if b[i] == UInt8(ascii: ":") {
+                i += 1
+                while i < b.count, URISyntax.isDigit(b[i]) { i += 1 }
+            }
+            guard i < b.count, b[i] == UInt8(ascii: "/") else { return nil }
+            var componentStart = i + 1
+            var lastDot = -1
+            while i < b.count {
+                let c = b[i]
+                if c == UInt8(ascii: "/") {
+                    componentStart = i + 1
+                    lastDot = -1
+                } else if c == UInt8(ascii: ".") {
+                    lastDot = i
+                } else if !(isAlnum(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_") || c == UInt8(ascii: "~")) {
+                    return nil
+                }
+                i += 1
+            }
+            guard componentStart < b.count, b[componentStart] != UInt8(ascii: "."), lastDot > componentStart,
+                  lastDot < b.count - 1, b.count - lastDot - 1 <= maxExtensionLength else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: b[(lastDot + 1)...]), as: UTF8.self)
+        }
     }
 
     /// What `SDSanitizeFileNameString` and the length check leave of an
