@@ -96,8 +96,9 @@ import Testing
     static let portal = "text/html; charset=utf-8"
     static let noDecoder = ValidationFailure("AVIF: cannot validate, libavif is not installed (apt-get install libavif15)",
                                              kind: .noDecoder)
-    static func failure(_ c: DownloadErrorClass, status: Int? = nil, transient: Bool = false) -> DownloadResult {
-        .failure(DownloadFailure(errorClass: c, status: status, message: "why \(c)", isTransient: transient, attempts: 3, elapsed: 0))
+    static func failure(_ c: DownloadErrorClass, status: Int? = nil, transient: Bool = false, contentType: String? = nil) -> DownloadResult {
+        .failure(DownloadFailure(errorClass: c, status: status, message: "why \(c)", isTransient: transient, attempts: 3, elapsed: 0,
+                                 contentType: contentType))
     }
     static let full = CacheError(path: "/c/x.png", reason: "write failed: No space left on device", errno: ENOSPC)
 
@@ -169,6 +170,11 @@ import Testing
         // Permanent failures enter the failed list; transient ones never.
         Case(name: "404", download: failure(.httpStatus, status: 404), outcome: .failed, error: .httpStatus, announce: true,
              changes: ["failed"], reason: "why httpStatus"),
+        // An error response keeps its media type too.
+        Case(name: "403 page", download: failure(.httpStatus, status: 403, contentType: portal), outcome: .failed,
+             error: .httpStatus, announce: true, changes: ["failed"], reason: "why httpStatus", contentType: portal),
+        Case(name: "too large, typed", download: failure(.tooLarge, status: 200, contentType: "image/png"), outcome: .failed,
+             error: .tooLarge, announce: true, changes: ["failed"], reason: "why tooLarge", contentType: "image/png"),
         Case(name: "503 after retries", download: failure(.httpStatus, status: 503, transient: true), outcome: .failed,
              error: .httpStatus, announce: true, reason: "why httpStatus"),
         Case(name: "timeout", download: failure(.timeout, transient: true), outcome: .failed, error: .timeout, announce: true,
@@ -178,6 +184,8 @@ import Testing
         // Cancelled (SIGINT, or a fatal error elsewhere): skipped, silent.
         Case(name: "cancelled", download: failure(.cancelled, transient: true), outcome: .skipped, error: .cancelled,
              reason: "why cancelled"),
+        Case(name: "cancelled mid-response", download: failure(.cancelled, status: 200, transient: true, contentType: "image/png"),
+             outcome: .skipped, error: .cancelled, reason: "why cancelled"),
     ]
 
     @Test(arguments: cases) func finishes(_ c: Case) {

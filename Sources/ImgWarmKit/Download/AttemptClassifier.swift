@@ -15,6 +15,8 @@ struct AttemptFailure {
     var isTransient: Bool
     /// Seconds the server asked us to wait (Retry-After), if it did.
     var retryAfter: Double?
+    /// The response's Content-Type, when there was a response.
+    var contentType: String? = nil
 }
 
 /// Maps a finished curl transfer (result code, final status) to the product's

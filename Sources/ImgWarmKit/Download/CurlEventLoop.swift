@@ -174,7 +174,8 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func failure(_ job: DownloadJob, _ attempt: AttemptFailure) -> DownloadFailure {
         DownloadFailure(errorClass: attempt.errorClass, status: attempt.status, message: attempt.message,
-                        isTransient: attempt.isTransient, attempts: job.attempts, elapsed: elapsed(job))
+                        isTransient: attempt.isTransient, attempts: job.attempts, elapsed: elapsed(job),
+                        contentType: attempt.contentType)
     }
 
     private func finish(_ job: DownloadJob, _ result: DownloadResult) {

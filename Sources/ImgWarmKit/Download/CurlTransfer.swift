@@ -170,7 +170,8 @@ final class CurlTransfer {
                 errorClass: errorClass, status: status > 0 ? status : nil,
                 message: AttemptClassifier.message(facts),
                 isTransient: transient,
-                retryAfter: transient ? header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) } : nil))
+                retryAfter: transient ? header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) } : nil,
+                contentType: status > 0 ? stringInfo(CURLINFO_CONTENT_TYPE) : nil))
         }
     }
 

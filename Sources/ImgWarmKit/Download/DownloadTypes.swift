@@ -124,13 +124,18 @@ public struct DownloadFailure: Error, Sendable, CustomStringConvertible {
     public var isTransient: Bool
     public var attempts: Int
     public var elapsed: Double
-    public init(errorClass: DownloadErrorClass, status: Int?, message: String, isTransient: Bool, attempts: Int, elapsed: Double) {
+    /// The last response's Content-Type (an error page's text/html), if
+    /// there was a response.
+    public var contentType: String?
+    public init(errorClass: DownloadErrorClass, status: Int?, message: String, isTransient: Bool, attempts: Int, elapsed: Double,
+                contentType: String? = nil) {
         self.errorClass = errorClass
         self.status = status
         self.message = message
         self.isTransient = isTransient
         self.attempts = attempts
         self.elapsed = elapsed
+        self.contentType = contentType
     }
     public var description: String { message }
 }

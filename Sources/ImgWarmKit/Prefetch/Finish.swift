@@ -46,8 +46,8 @@ public enum Finish {
         /// What validation learned of a stored image (exact dimensions:
         /// the packed result saturates at 65535; frames).
         public var image: ImageInfo?
-        /// What a 2xx response said of its body (Content-Type, Vary),
-        /// whether the body was stored or not.
+        /// What a response said of its body (Content-Type, Vary), whether
+        /// the body was stored or not; of an error response, its Content-Type.
         public var response: ResponseFacts?
         public var changes: [StateStore.Change] = []
         /// A disk error that makes the cache unusable: the run stops.
@@ -93,6 +93,9 @@ public enum Finish {
                 out.entry.outcome = .skipped
                 return out
             }
+            // An error response's media type (a WAF's or login page's
+            // text/html) says as much as its status.
+            if let type = failure.contentType { out.response = ResponseFacts(contentType: type, vary: nil) }
             out.entry.outcome = .failed
             out.announce = true
             // Transient failures never enter the failed-URL list.
