@@ -34,6 +34,10 @@ struct WarmCommand: ParsableCommand {
     @Option(name: .customLong("per-host"), help: "Transfers in flight per host. [default: unlimited]")
     var perHost: Int?
 
+    @Option(name: .customLong("download-threads"),
+            help: ArgumentHelp("Download threads, each with its own connections and a share of -j and --per-host. [default: one per core, at most one per 8 transfers, at most 4]", valueName: "n"))
+    var downloadThreads: Int?
+
     @Option(help: ArgumentHelp("Priority of entries without their own: high, normal or low.", valueName: "priority"))
     var priority: String = "normal"
 
@@ -121,6 +125,7 @@ struct WarmCommand: ParsableCommand {
         }
         if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1") }
+        if let downloadThreads, downloadThreads < 1 { throw ValidationError("--download-threads must be at least 1") }
         if retries < 0 { throw ValidationError("--retries must be 0 or more") }
         if !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         if !(connectTimeout > 0) { throw ValidationError("--connect-timeout must be positive") }

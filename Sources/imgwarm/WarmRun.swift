@@ -66,6 +66,7 @@ struct WarmRun {
         var config = DownloaderConfiguration()
         config.concurrency = c.concurrency
         config.perHost = c.perHost
+        config.loops = c.downloadThreads
         // WarmPlan alone owns the order (priority, then FIFO or LIFO) and
         // feeds entries in it: the engine must start them as they arrive,
         // not re-sort what reaches it together (with LIFO that turned

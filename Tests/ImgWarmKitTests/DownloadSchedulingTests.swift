@@ -35,6 +35,61 @@ struct DownloadSchedulingTests {
         }
     }
 
+    /// Two engine threads: the limits are split between them and still hold
+    /// for the whole run, both threads carry transfers, and identical URLs
+    /// still coalesce (they always go to the same thread).
+    @Test func twoLoopsKeepTheLimitsAndCoalesce() throws {
+        try withServer(testConfiguration { $0.concurrency = 8; $0.perHost = 4; $0.loops = 2 }) { server, downloader in
+            #expect(downloader.split.shares.map(\.concurrency) == [4, 4])
+            #expect(downloader.split.shares.map(\.perHost) == [2, 2])
+            let collector = ResultCollector()
+            for i in 0..<200 { collector.enqueue(downloader, server.url("/slow/10/?i=\(i)")) }
+            for tag in 0..<6 { collector.enqueue(downloader, server.url("/slow/300/?same"), tag: "same\(tag)") }
+            try collector.wait(timeout: 40)
+            #expect(collector.results.count == 206)
+            #expect(collector.results.allSatisfy { $0.result.response?.body == Array("ok\n".utf8) })
+            // 200 distinct URLs, and one request for the six identical ones.
+            #expect(server.totalRequests == 201)
+            #expect(server.maxConcurrentRequests <= 4)
+            // Both loops worked: one alone would hold at most 2 (its share).
+            #expect(server.maxConcurrentRequests >= 3, "max open \(server.maxConcurrentRequests)")
+            #expect(downloader.waitUntilIdle(timeout: 5))
+            #expect(downloader.outstandingCount == 0)
+        }
+    }
+
+    @Test func twoLoopsCancelEverything() throws {
+        try withServer(testConfiguration { $0.concurrency = 4; $0.loops = 2 }) { server, downloader in
+            let collector = ResultCollector()
+            for i in 0..<100 { collector.enqueue(downloader, server.url("/slow/5000/?i=\(i)")) }
+            #expect(server.waitFor { $0.openRequests == 4 }, "open \(server.openRequests) max \(server.maxConcurrentRequests) log \(server.requestLog())")
+            #expect(downloader.outstandingCount == 100)
+            downloader.cancelAll()
+            try collector.wait(timeout: 3)
+            #expect(collector.results.allSatisfy { $0.result.failure?.errorClass == .cancelled })
+            #expect(downloader.waitUntilIdle(timeout: 5))
+            #expect(downloader.outstandingCount == 0)
+            #expect(server.waitFor { $0.openRequests == 0 })
+        }
+    }
+
+    /// A completion on one loop that enqueues on the other: idle means both
+    /// idle at one moment, not each idle once.
+    @Test func waitUntilIdleSeesWorkHandedBetweenLoops() throws {
+        try withServer(testConfiguration { $0.concurrency = 4; $0.loops = 2 }) { server, downloader in
+            let hops = 40
+            @Sendable func chain(_ n: Int) {
+                downloader.enqueue(DownloadRequest(url: server.url("/slow/5/?hop=\(n)"))) { _ in
+                    if n < hops { chain(n + 1) }
+                }
+            }
+            chain(0)
+            #expect(downloader.waitUntilIdle(timeout: 20))
+            #expect(downloader.outstandingCount == 0)
+            #expect(server.totalRequests == hops + 1)
+        }
+    }
+
     /// Enqueues `blocker` and waits until the server has it, so that every
     /// later request queues behind a full engine (concurrency 1).
     private func saturate(_ server: TestHTTPServer, _ downloader: Downloader, _ collector: ResultCollector) throws {

@@ -1,7 +1,7 @@
 import CCurl
 import Foundation
 
-/// The engine thread: one curl multi handle driven by curl_multi_poll and
+/// An engine thread: one curl multi handle driven by curl_multi_poll and
 /// curl_multi_perform. It owns every scheduling structure (jobs, queue, retry
 /// timers, transfers), so none of them needs a lock; other threads reach it
 /// only through the mailbox. Completions run here, outside any lock.
@@ -21,16 +21,18 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Completions run since the mailbox last heard of them.
     private var completedUnreported = 0
     private var thread: Thread?
+    private let name: String
     private let running = DispatchGroup()
     /// Longest sleep in curl_multi_poll when nothing is due; wakeups and
     /// socket activity end it earlier.
     private static let idlePollMilliseconds: UInt64 = 1000
 
-    init(configuration: DownloaderConfiguration) throws {
+    init(configuration: DownloaderConfiguration, name: String = "imgwarm.download") throws {
         guard let multi = curl_multi_init() else {
             throw DownloaderError(description: "libcurl could not create a multi handle")
         }
         self.multi = multi
+        self.name = name
         config = configuration
         queue = RequestQueue(concurrency: configuration.concurrency, perHost: configuration.perHost, order: configuration.order)
         policy = RetryPolicy(configuration: configuration)
@@ -51,7 +53,7 @@ final class CurlEventLoop: @unchecked Sendable {
             run()
             running.leave()
         }
-        thread.name = "imgwarm.download"
+        thread.name = name
         self.thread = thread
         thread.start()
     }

@@ -25,6 +25,9 @@ public struct DownloaderConfiguration: Sendable {
     public var concurrency: Int = 16
     /// Transfers in flight per host; nil for no limit.
     public var perHost: Int? = nil
+    /// Engine threads, each with its own curl multi handle and a share of
+    /// the limits above; nil picks them (`LoopSplit`).
+    public var loops: Int? = nil
     public var order: ExecutionOrder = .fifo
     /// Whole-request timeout per attempt, seconds.
     public var timeout: Double = 15

@@ -1,29 +1,41 @@
 import CCurl
 import Foundation
 
-/// Downloads over HTTP(S) with libcurl's multi interface: one engine thread,
+/// Downloads over HTTP(S) with libcurl's multi interface: engine threads
+/// (one per core on a busy run, `LoopSplit`) each driving a multi handle,
 /// bounded concurrency (global and per host), priorities, coalescing of
 /// identical requests, retries of transient failures, strict size and
 /// protocol limits. See README "Download engine".
 public final class Downloader: @unchecked Sendable {
     public let configuration: DownloaderConfiguration
-    private let loop: CurlEventLoop
+    /// How the limits are divided between the engine threads.
+    public let split: LoopSplit
+    private let loops: [CurlEventLoop]
 
     public init(configuration: DownloaderConfiguration) throws {
         try configuration.validate()
         try CurlGlobal.initialize()
         self.configuration = configuration
-        loop = try CurlEventLoop(configuration: configuration)
-        loop.start()
+        let split = LoopSplit(concurrency: configuration.concurrency, perHost: configuration.perHost,
+                              requested: configuration.loops, cores: ProcessInfo.processInfo.activeProcessorCount)
+        self.split = split
+        loops = try split.shares.enumerated().map { index, share in
+            var part = configuration
+            part.concurrency = share.concurrency
+            part.perHost = share.perHost
+            return try CurlEventLoop(configuration: part, name: split.count == 1 ? "imgwarm.download" : "imgwarm.download.\(index)")
+        }
+        for loop in loops { loop.start() }
     }
 
     deinit { shutdown() }
 
-    /// Queues a request; `completion` runs exactly once, on the engine's
+    /// Queues a request; `completion` runs exactly once, on an engine
     /// thread (callers hop off it quickly, and never block there waiting for
     /// the engine). After `shutdown` it runs at once on the caller's thread
     /// with `.cancelled`.
     public func enqueue(_ request: DownloadRequest, completion: @escaping @Sendable (DownloadResult) -> Void) {
+        let loop = loops[split.loop(forURL: request.url)]
         if !loop.mailbox.submit(.init(request: request, completion: completion)) {
             completion(.failure(CurlEventLoop.cancelledFailure(attempts: 0, elapsed: 0)))
         }
@@ -31,28 +43,46 @@ public final class Downloader: @unchecked Sendable {
 
     /// Requests queued + waiting for a retry + in flight (callers use it for
     /// backpressure). Each `enqueue` counts until its completion has returned.
-    public var outstandingCount: Int { loop.mailbox.outstandingCount }
+    public var outstandingCount: Int { loops.reduce(0) { $0 + $1.mailbox.outstandingCount } }
 
     /// SIGINT/SIGTERM: stop starting transfers, abort those in flight, and
     /// complete every outstanding request with `.cancelled`. Returns at once;
     /// `waitUntilIdle` waits for the completions. Requests enqueued later are
     /// cancelled too.
-    public func cancelAll() { loop.mailbox.requestCancel() }
+    public func cancelAll() {
+        for loop in loops { loop.mailbox.requestCancel() }
+    }
 
     /// Blocks until nothing is outstanding. Never call it from a completion.
-    public func waitUntilIdle() { _ = loop.mailbox.waitUntilIdle(deadline: nil) }
+    public func waitUntilIdle() { _ = waitUntilIdle(deadline: nil) }
 
     /// Waits at most `timeout` seconds; true when nothing is outstanding.
     @discardableResult
     public func waitUntilIdle(timeout: Double) -> Bool {
-        loop.mailbox.waitUntilIdle(deadline: Date().addingTimeInterval(timeout))
+        waitUntilIdle(deadline: Date().addingTimeInterval(timeout))
     }
 
-    /// Stops the engine thread and frees curl handles. Anything still
+    /// Idle means every engine idle at one moment. A completion may enqueue
+    /// (on any engine) before its own engine's count drops, so one pass
+    /// over the engines is not enough: a pass counts only when no request
+    /// was submitted anywhere while it looked.
+    private func waitUntilIdle(deadline: Date?) -> Bool {
+        while true {
+            let before = loops.reduce(0) { $0 + $1.mailbox.submittedCount }
+            var waited = false
+            for loop in loops where loop.mailbox.outstandingCount > 0 {
+                waited = true
+                if !loop.mailbox.waitUntilIdle(deadline: deadline) { return false }
+            }
+            if !waited && loops.reduce(0, { $0 + $1.mailbox.submittedCount }) == before { return true }
+        }
+    }
+
+    /// Stops the engine threads and frees curl handles. Anything still
     /// outstanding is cancelled first. Idempotent.
     public func shutdown() {
-        loop.mailbox.requestShutdown()
-        loop.join()
+        for loop in loops { loop.mailbox.requestShutdown() }
+        for loop in loops { loop.join() }
     }
 }
 

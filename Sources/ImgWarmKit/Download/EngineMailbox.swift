@@ -22,6 +22,7 @@ final class EngineMailbox: @unchecked Sendable {
     private var cancelRequested = false
     private var shutdownRequested = false
     private var outstanding = 0
+    private var submitted = 0
     /// The multi handle to wake; nil once the engine has freed it.
     private var multi: UnsafeMutableRawPointer?
 
@@ -33,6 +34,7 @@ final class EngineMailbox: @unchecked Sendable {
         defer { condition.unlock() }
         guard !shutdownRequested else { return false }
         outstanding += 1
+        submitted += 1
         inbox.append(pending)
         // The engine drains the whole inbox per wakeup, and a wakeup stays
         // pending until curl_multi_poll sees it: one per batch is enough.
@@ -77,6 +79,15 @@ final class EngineMailbox: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return outstanding
+    }
+
+    /// Requests ever accepted: with several engines, a change of the sum
+    /// between two looks at their counts shows that a completion on one
+    /// engine enqueued on another meanwhile.
+    var submittedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return submitted
     }
 
     /// Blocks until nothing is outstanding or `deadline` passes; true when idle.
