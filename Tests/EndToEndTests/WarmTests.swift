@@ -279,6 +279,22 @@ import TestSupport
         #expect(r.stderr.components(separatedBy: "downloaded http://").count - 1 == 12)
     }
 
+    /// `--download-threads`: two threads at -j 4 --per-host 3 store every
+    /// file and keep the per-host limit for the whole run (shares 2 + 1);
+    /// 0 is refused as a usage error.
+    @Test func downloadThreadsKeepThePerHostLimit() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(24).map { $0.replacingOccurrences(of: "/img/", with: "/slow/100/img/") }
+        let r = try f.warm([f.writeManifest(urls), "-j", "4", "--per-host", "3", "--download-threads", "2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(f.cacheFiles().count == 24)
+        #expect(f.server.totalRequests == 24)
+        #expect(f.server.maxConcurrentRequests <= 3)
+        let zero = try f.warm([f.writeManifest(urls), "--download-threads", "0"])
+        #expect(zero.status == 2)
+        #expect(zero.stderr.contains("--download-threads must be at least 1"), "\(zero.stderr)")
+    }
+
     /// WarmPlan alone owns the order: the engine starts entries as they
     /// arrive. Before issue 15 its queue re-sorted what reached it together
     /// and `--order lifo -j 1` ran 26 27 28 29 25 23 24 22 ...
