@@ -86,16 +86,25 @@ void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size) {
 #define RENAME_NOREPLACE (1 << 0)
 #endif
 
-int imgwarm_rename_noreplace(const char *from, const char *to) {
+int imgwarm_renameat_noreplace(int from_dir, const char *from, int to_dir, const char *to) {
 #ifdef SYS_renameat2
-    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    if (syscall(SYS_renameat2, from_dir, from, to_dir, to, RENAME_NOREPLACE) == 0) return 0;
     /* EINVAL: this filesystem has no RENAME_NOREPLACE; ENOSYS/EPERM: an
      * old kernel or a seccomp filter. Anything else is the answer. */
     if (errno != EINVAL && errno != ENOSYS && errno != EPERM) return errno;
 #endif
-    if (link(from, to) != 0) return errno;
-    unlink(from);
+    if (linkat(from_dir, from, to_dir, to, 0) != 0) return errno;
+    unlinkat(from_dir, from, 0);
     return 0;
+}
+
+int imgwarm_open_folder(const char *path) {
+    int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int imgwarm_rename_noreplace(const char *from, const char *to) {
+    return imgwarm_renameat_noreplace(AT_FDCWD, from, AT_FDCWD, to);
 }
 
 int imgwarm_malloc_thresholds(int mmap_threshold, int trim_threshold) {

@@ -23,6 +23,25 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
     }
 
+    /// Stores go through descriptors of the cache and temp folders. After
+    /// `cache clear --all` removed the state folder (the temp folder with
+    /// it) between two stores, the next store makes the folders again and
+    /// lands under its name, as by path; a kept file stays kept.
+    @Test func storeAfterTheTempFolderWasRemovedMakesItAgain() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        try cache.store([1], for: cache.fileName(forKey: "https://e/a.png"))
+        try FileManager.default.removeItem(atPath: cache.stateDirectory)
+        let path = try cache.store([2, 3], for: cache.fileName(forKey: "https://e/b.png"))
+        #expect(path == dir + "/" + cache.fileName(forKey: "https://e/b.png").storedName)
+        #expect(FileManager.default.contents(atPath: path) == Data([2, 3]))
+        let kept = try cache.store([9], for: cache.fileName(forKey: "https://e/b.png"), keepExisting: true)
+        #expect(FileManager.default.contents(atPath: kept) == Data([2, 3]))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
+    }
+
     @Test func lookupFallsBackToTheBareMD5() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -3,7 +3,8 @@
 /* The Linux and glibc calls imgwarm needs that Swift's Glibc module does not
  * import (_GNU_SOURCE-only or in <malloc.h>): getdents64, to read a directory
  * in large batches; statx, for birth times; O_NOATIME opens; mremap;
- * renameat2; mallopt. Kept to plain data so that no errno or variadic call
+ * renameat2 (by paths or relative to folder descriptors); O_PATH folder
+ * opens; mallopt. Kept to plain data so that no errno or variadic call
  * has to cross into Swift. */
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,16 @@ void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size);
  * without it. Returns 0, or the errno value; EEXIST: `to` exists and
  * `from` is left in place. (renameat2 is _GNU_SOURCE-only too.) */
 int imgwarm_rename_noreplace(const char *from, const char *to);
+
+/* The same with each name relative to a folder descriptor (AT_FDCWD: the
+ * name is a path), as renameat2 takes them; linkat + unlinkat without
+ * RENAME_NOREPLACE. */
+int imgwarm_renameat_noreplace(int from_dir, const char *from, int to_dir, const char *to);
+
+/* open(path, O_PATH | O_DIRECTORY | O_CLOEXEC): a folder descriptor for the
+ * *at calls, needing no read permission on the folder (O_PATH is
+ * _GNU_SOURCE-only). Returns the fd, or -errno. */
+int imgwarm_open_folder(const char *path);
 
 /* glibc's mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD), which
  * <malloc.h> declares and Swift's Glibc module does not import. Returns 1

@@ -53,14 +53,70 @@ public final class DiskCache: @unchecked Sendable {
         }
         self.directory = d
         entryPathPrefix = d + "/"
-        tempPathPrefix = d + "/.imgwarm/tmp/" + Self.tempPrefix
     }
 
-    /// `directory + "/"` and `tempDirectory + "/" + tempPrefix`, built
-    /// once: each store then builds its two paths with one append each
-    /// (callgrind: seven String appends per stored file before).
+    deinit {
+        for (cacheFD, tempFD) in retiredFolders + (folders.map { [$0] } ?? []) {
+            close(cacheFD)
+            close(tempFD)
+        }
+    }
+
+    /// `directory + "/"`, built once (callgrind: seven String appends per
+    /// stored file before).
     private let entryPathPrefix: String
-    private let tempPathPrefix: String
+
+    /// O_PATH descriptors of the cache folder and its temp folder: a store
+    /// creates and renames its file relative to them, so the kernel looks
+    /// up one name instead of walking every component of two absolute
+    /// paths per call (a C loop of 20,000 such stores on tmpfs: 0.305
+    /// against 0.336 CPU-s). Opened at the first store; dropped when a
+    /// folder is gone (ENOENT), and opened again from the paths after the
+    /// folders are made again, as before. `folderLock` guards only these
+    /// two variables, never a system call on them.
+    /// A cache folder renamed away during a run keeps receiving the run's
+    /// files (by path they would go to a new folder under the old name).
+    private var folders: (cache: Int32, temp: Int32)?
+    /// Dropped descriptors stay open until the cache object goes: a store
+    /// on another thread may still be renaming relative to them, and a
+    /// closed number could meanwhile name some other file.
+    private var retiredFolders: [(cache: Int32, temp: Int32)] = []
+    private let folderLock = NSLock()
+
+    /// The folder descriptors, opened when there are none; nil when a
+    /// folder cannot be opened.
+    private func currentFolders() -> (cache: Int32, temp: Int32)? {
+        folderLock.lock()
+        let known = folders
+        folderLock.unlock()
+        if let known { return known }
+        let cacheFD = imgwarm_open_folder(directory)
+        guard cacheFD >= 0 else { return nil }
+        let tempFD = imgwarm_open_folder(tempDirectory)
+        guard tempFD >= 0 else {
+            close(cacheFD)
+            return nil
+        }
+        folderLock.lock()
+        defer { folderLock.unlock() }
+        // Another thread may have opened them meanwhile: keep one pair.
+        if let other = folders {
+            close(cacheFD)
+            close(tempFD)
+            return other
+        }
+        folders = (cacheFD, tempFD)
+        return folders
+    }
+
+    /// Drops `dirs` when they are still the current descriptors.
+    private func dropFolders(_ dirs: (cache: Int32, temp: Int32)) {
+        folderLock.lock()
+        defer { folderLock.unlock() }
+        guard let current = folders, current == dirs else { return }
+        retiredFolders.append(current)
+        folders = nil
+    }
 
     /// Creates the cache folder and the state folders when missing, and
     /// checks that they are writable.
@@ -154,16 +210,23 @@ public final class DiskCache: @unchecked Sendable {
     func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?, keepExisting: Bool,
                                    write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
         let final = entryPathPrefix + name.storedName
-        let temp = tempPathPrefix + String(tempCounter.next()) + ".tmp"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let tempName = Self.tempPrefix + String(tempCounter.next()) + ".tmp"
+        // No descriptors (a folder missing): the paths, whose ENOENT below
+        // makes the folders again.
+        let dirs = currentFolders() ?? (cache: AT_FDCWD, temp: AT_FDCWD)
+        let tempRef = dirs.temp == AT_FDCWD ? (AT_FDCWD, tempDirectory + "/" + tempName) : (dirs.temp, tempName)
+        let finalRef = dirs.cache == AT_FDCWD ? (AT_FDCWD, final) : (dirs.cache, name.storedName)
+        let fd = openat(tempRef.0, tempRef.1, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let openError = errno
+        if fd < 0 && openError == ENOENT && dirs.temp != AT_FDCWD { dropFolders(dirs) }
         if fd < 0 {
-            let e = errno
-            if e == ENOENT {
+            if openError == ENOENT {
                 // A concurrent `cache clear --all` removed the state folder.
                 try Self.makeDirectories(tempDirectory)
                 return try store(bytes, for: name, replacing: previous, keepExisting: keepExisting, write: write)
             }
-            throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
+            throw CacheError(path: tempDirectory + "/" + tempName, reason: "cannot create temp file: \(errnoString(openError))",
+                             errno: openError)
         }
         var writeError = bytes.withUnsafeBytes { write(fd, $0) }
         // The layout's dates, set before the rename: a reader never sees the
@@ -175,7 +238,8 @@ public final class DiskCache: @unchecked Sendable {
         // not looked into per file, and a file there now was stored by
         // another run meanwhile, a whole copy of the same key). Otherwise
         // rename replaces, as a refresh or an expired entry needs.
-        try FileIO.closeAndRename(fd, writeError: writeError, temp: temp, final: final, keepExisting: keepExisting)
+        _ = try FileIO.closeAndRename(fd, writeError: writeError, temp: tempRef, final: finalRef, finalPath: final,
+                                      keepExisting: keepExisting)
         // A bare-MD5 copy that the new file replaces (SDWebImage reads the
         // extension name first) would only waste space.
         if let previous, previous != final {

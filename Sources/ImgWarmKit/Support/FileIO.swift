@@ -26,23 +26,32 @@ enum FileIO {
     @discardableResult
     static func closeAndRename(_ fd: Int32, writeError: Int32, temp: String, final: String,
                                keepExisting: Bool = false) throws -> Bool {
+        try closeAndRename(fd, writeError: writeError, temp: (AT_FDCWD, temp), final: (AT_FDCWD, final),
+                           finalPath: final, keepExisting: keepExisting)
+    }
+
+    /// The same with each name relative to a folder descriptor (AT_FDCWD:
+    /// a path), as renameat takes them; `finalPath` names the file in errors.
+    static func closeAndRename(_ fd: Int32, writeError: Int32, temp: (dir: Int32, name: String),
+                               final: (dir: Int32, name: String), finalPath: @autoclosure () -> String,
+                               keepExisting: Bool) throws -> Bool {
         var error = writeError
         if close(fd) != 0 && error == 0 { error = errno }
         if error != 0 {
-            unlink(temp)
-            throw CacheError(path: final, reason: "write failed: \(errnoString(error))", errno: error)
+            unlinkat(temp.dir, temp.name, 0)
+            throw CacheError(path: finalPath(), reason: "write failed: \(errnoString(error))", errno: error)
         }
         if keepExisting {
-            let e = imgwarm_rename_noreplace(temp, final)
+            let e = imgwarm_renameat_noreplace(temp.dir, temp.name, final.dir, final.name)
             if e == 0 { return true }
-            unlink(temp)
+            unlinkat(temp.dir, temp.name, 0)
             if e == EEXIST { return false }
-            throw CacheError(path: final, reason: "rename failed: \(errnoString(e))", errno: e)
+            throw CacheError(path: finalPath(), reason: "rename failed: \(errnoString(e))", errno: e)
         }
-        if rename(temp, final) != 0 {
+        if renameat(temp.dir, temp.name, final.dir, final.name) != 0 {
             let e = errno
-            unlink(temp)
-            throw CacheError(path: final, reason: "rename failed: \(errnoString(e))", errno: e)
+            unlinkat(temp.dir, temp.name, 0)
+            throw CacheError(path: finalPath(), reason: "rename failed: \(errnoString(e))", errno: e)
         }
         return true
     }
