@@ -145,6 +145,16 @@ import Testing
         #expect(full.agreed)
     }
 
+    /// `names` builds each name once and gives what `storedName` and
+    /// `lookupNames` give, whether the parsers agree or not.
+    @Test(arguments: ["https://e/a/photo.jpg", "https://e/a/photo.j pg", "https://e/a%20b.png", "https://e/..png",
+                      "https://e/x.tar.gz?x=1", "https://e/noext", "https://e/a.png/", "https://e/ä.webp", "key.with space"])
+    func namesMatchStoredAndLookupNames(key: String) {
+        let name = CacheFileName(key: key)
+        #expect(name.names.stored == name.storedName)
+        #expect(name.names.lookup == name.lookupNames)
+    }
+
     /// Keys outside the plain shape go to the full reading (some of them
     /// because the parsers disagree or give none).
     @Test(arguments: [

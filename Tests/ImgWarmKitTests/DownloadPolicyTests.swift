@@ -104,6 +104,10 @@ struct DownloadPolicyTests {
         #expect(ParsedURL.hostKey(of: "http://h") == "http://h:80")
         #expect(ParsedURL.hostKey(of: "https://h") == "https://h:443")
         #expect(ParsedURL.hostKey(of: "nonsense") == "")
+        // Lowercased only when needed, and then as String.lowercased() does.
+        #expect(ParsedURL.hostKey(scheme: "https", host: "h.example", port: "443") == "https://h.example:443")
+        #expect(ParsedURL.hostKey(scheme: "HTTP", host: "Ex.COM", port: "80") == "http://ex.com:80")
+        #expect(ParsedURL.hostKey(scheme: "http", host: "ÄB.example", port: "80") == "http://äb.example:80")
         #expect(ParsedURL.hostKey(of: "http://h.example?x=/y") == "http://h.example:80")
         #expect(ParsedURL.hostKey(of: "http://h.example#/frag") == "http://h.example:80")
         #expect(ParsedURL.hostKey(of: "x://") == "")

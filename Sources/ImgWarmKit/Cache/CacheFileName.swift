@@ -142,13 +142,35 @@ public struct CacheFileName: Equatable, Sendable {
     /// spell it differently (spaces, `%`, non-ASCII); else the bare `<md5>`.
     public var storedName: String {
         guard agreed, let ext = extensions.first, Self.isPortableExtension(ext) else { return md5 }
-        return md5 + "." + ext
+        return Self.join(md5, ext)
     }
 
     /// Names an app may find the entry under: each `<md5>.<ext>`, then the
     /// bare `<md5>` every app tries last.
     public var lookupNames: [String] {
-        extensions.map { md5 + "." + $0 } + [md5]
+        var names: [String] = []
+        names.reserveCapacity(extensions.count + 1)
+        for ext in extensions { names.append(Self.join(md5, ext)) }
+        names.append(md5)
+        return names
+    }
+
+    /// `storedName` and `lookupNames` at once: the stored name is one of
+    /// the lookup names (the first, or the bare MD5), built once.
+    public var names: (stored: String, lookup: [String]) {
+        let lookup = lookupNames
+        let stored = agreed && !extensions.isEmpty && Self.isPortableExtension(extensions[0]) ? lookup[0] : md5
+        return (stored, lookup)
+    }
+
+    /// `md5 + "." + ext` in one allocation.
+    static func join(_ md5: String, _ ext: String) -> String {
+        var name = ""
+        name.reserveCapacity(md5.utf8.count + 1 + ext.utf8.count)
+        name += md5
+        name += "."
+        name += ext
+        return name
     }
 
     static func isPortableExtension(_ ext: String) -> Bool {

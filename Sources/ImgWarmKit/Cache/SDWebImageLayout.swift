@@ -15,7 +15,8 @@ public struct SDWebImageLayout: CacheLayout {
     }
 
     private func entryName(_ name: CacheFileName) -> CacheEntryName {
-        CacheEntryName(storedName: name.storedName, lookupNames: name.lookupNames)
+        let names = name.names
+        return CacheEntryName(storedName: names.stored, lookupNames: names.lookup)
     }
 
     /// `SDImageCacheConfig`: expire type AccessDate (5.20+), trim to half.

@@ -83,7 +83,7 @@ public struct ParsedURL: Sendable, Equatable {
         // No userinfo without an "@" (saves two libcurl calls a line).
         let credentials = Redaction.hasAtSign(absolute) && curl.hasCredentials
         return .success(ParsedURL(
-            text: text, absolute: absolute, hostKey: (curlScheme + "://" + curlHost + ":" + port).lowercased(),
+            text: text, absolute: absolute, hostKey: hostKey(scheme: curlScheme, host: curlHost, port: port),
             hasCredentials: credentials, redacted: credentials ? Redaction.redact(absolute, parsedBy: curl) : absolute))
     }
 
@@ -94,7 +94,21 @@ public struct ParsedURL: Sendable, Equatable {
         guard case .success(let curl) = CurlURL.parse(url, lenient: false),
               let scheme = curl.part(CURLUPART_SCHEME), let host = curl.part(CURLUPART_HOST),
               let port = curl.part(CURLUPART_PORT) else { return "" }
-        return (scheme + "://" + host + ":" + port).lowercased()
+        return hostKey(scheme: scheme, host: host, port: port)
+    }
+
+    /// `scheme://host:port` in lowercase, built in one allocation and
+    /// lowercased only when it holds an uppercase or non-ASCII byte.
+    static func hostKey(scheme: String, host: String, port: String) -> String {
+        var key = ""
+        key.reserveCapacity(scheme.utf8.count + host.utf8.count + port.utf8.count + 4)
+        key += scheme
+        key += "://"
+        key += host
+        key += ":"
+        key += port
+        let plain = key.utf8.withContiguousStorageIfAvailable { !$0.contains { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 } } ?? false
+        return plain ? key : key.lowercased()
     }
 
     /// The URL without `?query` and `#fragment` (`--key-strip-query`).
