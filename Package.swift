@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImgWarmKitTests",
-            dependencies: ["ImgWarmKit", "CImageCodecs", "TestSupport", "CImageFixtures", "CGifReference", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["ImgWarmKit", "CImageCodecs", "CFileScan", "TestSupport", "CImageFixtures", "CGifReference", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

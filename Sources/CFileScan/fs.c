@@ -5,6 +5,7 @@
 #endif
 #include <sys/mman.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -105,6 +106,32 @@ int imgwarm_open_folder(const char *path) {
 
 int imgwarm_rename_noreplace(const char *from, const char *to) {
     return imgwarm_renameat_noreplace(AT_FDCWD, from, AT_FDCWD, to);
+}
+
+int imgwarm_open_unnamed(int dirfd, const char *dir) {
+#ifdef O_TMPFILE
+    return openat(dirfd, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+/* Set once the kernel has refused AT_EMPTY_PATH and /proc worked: later
+ * links go straight there. A benign race: every thread computes the same
+ * value. */
+static volatile int empty_path_refused = 0;
+
+int imgwarm_link_unnamed(int fd, int dirfd, const char *name) {
+    if (!empty_path_refused) {
+        if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0) return 0;
+        if (errno != ENOENT && errno != EPERM) return errno;
+    }
+    char proc[40];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) != 0) return errno;
+    empty_path_refused = 1;
+    return 0;
 }
 
 int imgwarm_malloc_thresholds(int mmap_threshold, int trim_threshold) {

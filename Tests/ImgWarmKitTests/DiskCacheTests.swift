@@ -1,3 +1,4 @@
+import CFileScan
 import Foundation
 import Testing
 @testable import ImgWarmKit
@@ -40,6 +41,49 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         let kept = try cache.store([9], for: cache.fileName(forKey: "https://e/b.png"), keepExisting: true)
         #expect(FileManager.default.contents(atPath: kept) == Data([2, 3]))
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
+    }
+
+    /// A new entry on a cache that was empty at the start (`keepExisting`)
+    /// is written as an unnamed file (O_TMPFILE) and linked in: while its
+    /// bytes are being written no name exists for it anywhere, a name
+    /// already there wins, and a replacement still goes through a temp
+    /// file and rename(2).
+    @Test func newEntriesAreWrittenUnnamedThenLinked() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        let fm = FileManager.default
+        func names() throws -> [String] {
+            try fm.contentsOfDirectory(atPath: dir).filter { !$0.hasPrefix(".") }
+                + fm.contentsOfDirectory(atPath: cache.tempDirectory)
+        }
+        // A filesystem without O_TMPFILE (some network and overlay ones)
+        // takes the temp file path for new entries too.
+        let probe = imgwarm_open_unnamed(AT_FDCWD, dir)
+        let unnamed = probe >= 0
+        if unnamed { close(probe) } else { print("DiskCacheTests: no O_TMPFILE in \(dir); new entries use a temp file there") }
+        let name = cache.fileName(forKey: "https://example.com/a.png")
+        var seenWhileWriting: [String]? = nil
+        let path = try cache.store([1, 2, 3], for: name, replacing: nil, keepExisting: true) { fd, bytes in
+            seenWhileWriting = try? names()
+            return FileIO.writeAll(fd, bytes)
+        }
+        #expect(seenWhileWriting?.count == (unnamed ? 0 : 1))
+        #expect(fm.contents(atPath: path) == Data([1, 2, 3]))
+        // Another run's whole copy under the name wins.
+        _ = try cache.store([7, 7], for: name, replacing: nil, keepExisting: true, write: FileIO.writeAll)
+        #expect(fm.contents(atPath: path) == Data([1, 2, 3]))
+        #expect(try names() == [(path as NSString).lastPathComponent])
+        // Replacing: a temp file under .imgwarm/tmp while writing, then rename.
+        var tempWhileWriting: [String] = []
+        _ = try cache.store([4, 5], for: name, replacing: path, keepExisting: false) { fd, bytes in
+            tempWhileWriting = (try? fm.contentsOfDirectory(atPath: cache.tempDirectory)) ?? []
+            return FileIO.writeAll(fd, bytes)
+        }
+        #expect(tempWhileWriting.count == 1)
+        #expect(fm.contents(atPath: path) == Data([4, 5]))
+        #expect(try fm.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
     }
 
     @Test func lookupFallsBackToTheBareMD5() throws {

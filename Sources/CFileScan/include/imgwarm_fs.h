@@ -80,6 +80,23 @@ int imgwarm_renameat_noreplace(int from_dir, const char *from, int to_dir, const
  * _GNU_SOURCE-only). Returns the fd, or -errno. */
 int imgwarm_open_folder(const char *path);
 
+/* An unnamed file in a folder (openat with O_TMPFILE; `dir` relative to
+ * `dirfd`, "." for the folder `dirfd` itself), mode 0644 less the umask:
+ * no name exists until imgwarm_link_unnamed gives it one, so no reader
+ * sees it half written, and it vanishes if the process dies. Returns the
+ * descriptor, or -1 with errno: EOPNOTSUPP, EISDIR or EINVAL when the
+ * filesystem or kernel has no unnamed files. */
+int imgwarm_open_unnamed(int dirfd, const char *dir);
+
+/* Gives the unnamed file `fd` the name `name` (relative to `dirfd`):
+ * linkat by descriptor (AT_EMPTY_PATH: Linux 6.10 or later for a file the
+ * caller opened, or CAP_DAC_READ_SEARCH), else through /proc/self/fd as
+ * open(2) describes for O_TMPFILE, a path walk that costs about what a
+ * rename does. One directory operation: a new name, never replacing one.
+ * Returns 0, or the errno value: EEXIST when the name exists (it is left
+ * as it is), ENOENT also when /proc is not mounted. */
+int imgwarm_link_unnamed(int fd, int dirfd, const char *name);
+
 /* glibc's mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD), which
  * <malloc.h> declares and Swift's Glibc module does not import. Returns 1
  * when both were taken; 0 elsewhere (another C library). */

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import Synchronization
 import CFileScan
 
 /// An error about the cache folder itself: exit status 3.
@@ -42,6 +43,11 @@ public final class DiskCache: @unchecked Sendable {
     // loops were no faster than one. Without it, two loops store at once
     // and the kernel's short spins cost less than those sleeps (README
     // "Performance", issue 15).
+
+    /// Whether new files can be written unnamed and then linked in (see
+    /// `storeUnnamed`); cleared for good the first time the filesystem
+    /// says it has no O_TMPFILE, or /proc is missing where it is needed.
+    private let unnamedFiles = Atomic<Bool>(true)
 
     /// Opens (without creating) the cache at `directory`.
     public init(directory: String, layout: any CacheLayout = SDWebImageLayout()) {
@@ -216,6 +222,13 @@ public final class DiskCache: @unchecked Sendable {
         let dirs = currentFolders() ?? (cache: AT_FDCWD, temp: AT_FDCWD)
         let tempRef = dirs.temp == AT_FDCWD ? (AT_FDCWD, tempDirectory + "/" + tempName) : (dirs.temp, tempName)
         let finalRef = dirs.cache == AT_FDCWD ? (AT_FDCWD, final) : (dirs.cache, name.storedName)
+        // A name already there wins (`keepExisting`: the cache was empty at
+        // the start, so a file there now is another run's whole copy): an
+        // unnamed file linked in does exactly that.
+        if keepExisting, unnamedFiles.load(ordering: .relaxed),
+           try storeUnnamed(bytes, in: dirs.cache, final: finalRef, finalPath: final, write: write) {
+            return final
+        }
         let fd = openat(tempRef.0, tempRef.1, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         let openError = errno
         if fd < 0 && openError == ENOENT && dirs.temp != AT_FDCWD { dropFolders(dirs) }
@@ -246,6 +259,52 @@ public final class DiskCache: @unchecked Sendable {
             unlink(previous)
         }
         return final
+    }
+
+    /// Writes a new entry as an unnamed file in the cache folder
+    /// (O_TMPFILE) and links it in under its name. Like the temp file and
+    /// rename it stands in for, no reader ever sees a part of the file, and
+    /// a name already there (another run stored the same key meanwhile, a
+    /// whole copy) wins. It takes one directory operation instead of two,
+    /// and no cross-folder rename, the dearest of them (a lock for the whole
+    /// filesystem plus both folders): perf gave the rename 9.5% of a
+    /// `--no-validate` run's CPU on 20,000 thumbnails. A run that dies
+    /// leaves no temp file behind. False when this filesystem cannot (the
+    /// caller then writes through a temp file); true when the entry is in
+    /// place.
+    private func storeUnnamed<C: ContiguousBytes>(_ bytes: C, in cacheFD: Int32, final: (Int32, String), finalPath: String,
+                                                  write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> Bool {
+        let fd = imgwarm_open_unnamed(cacheFD, cacheFD == AT_FDCWD ? directory : ".")
+        if fd < 0 {
+            let e = errno
+            if e == EOPNOTSUPP || e == EISDIR || e == EINVAL { unnamedFiles.store(false, ordering: .relaxed) }
+            return false
+        }
+        var error = bytes.withUnsafeBytes { write(fd, $0) }
+        if error == 0 { error = setTimes(fd: fd) }
+        if error != 0 {
+            close(fd)
+            throw CacheError(path: finalPath, reason: "write failed: \(errnoString(error))", errno: error)
+        }
+        let linked = imgwarm_link_unnamed(fd, final.0, final.1)
+        let closeError = close(fd) == 0 ? 0 : errno
+        switch linked {
+        case 0:
+            if closeError != 0 {
+                unlinkat(final.0, final.1, 0)
+                throw CacheError(path: finalPath, reason: "write failed: \(errnoString(closeError))", errno: closeError)
+            }
+            return true
+        case EEXIST:
+            return true
+        case ENOENT:
+            // No /proc: never again. Otherwise the folder went away (a
+            // concurrent `cache clear --all`): the temp path makes it again.
+            if access("/proc/self/fd", X_OK) != 0 { unnamedFiles.store(false, ordering: .relaxed) }
+            return false
+        default:
+            throw CacheError(path: finalPath, reason: "link failed: \(errnoString(linked))", errno: linked)
+        }
     }
 
     /// The dates of an entry the app has just read: what `warm` gives a
