@@ -323,6 +323,16 @@ def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
     rs = ratios["faster(curl,wget2)"]
     say(f"{'faster(curl,wget2)':20s} {'':9s} {'':7s} {'':8s} {'':6s} {'':7s}  " + " ".join(f"{x:.2f}" for x in rs)
         + f" -> {statistics.median(rs):.2f}")
+    # imgwarm's own cost apart from decoding, against the same peers (issue 15).
+    if "imgwarm -n" in times:
+        nv = [times["imgwarm -n"][i] / min(times["curl"][i], times["wget2"][i]) for i in range(rounds)]
+        nc = [cpus["imgwarm -n"][i] / cpus["curl"][i] for i in range(rounds)]
+        say(f"{'-n/faster(curl,wget2)':20s} {'':9s} {'':7s} {'':8s} {'':6s} {'':7s}  " + " ".join(f"{x:.2f}" for x in nv)
+            + f" -> {statistics.median(nv):.2f}")
+        say(f"{'-n cpu / curl cpu':20s} {'':9s} {'':7s} {'':8s} {'':6s} {'':7s}  " + " ".join(f"{x:.2f}" for x in nc)
+            + f" -> {statistics.median(nc):.2f}")
+        ratios["no-validate/faster(curl,wget2)"] = nv
+        ratios["no-validate cpu/curl cpu"] = nc
     summary = {"corpus": name, "files": expected, "bytes": corpus_bytes, "j": j, "rounds": rounds, "cores": cores,
                "times": times, "cpu": cpus, "nginx_cpu": server,
                "median_ratio": {t: statistics.median(v) for t, v in ratios.items()},
