@@ -125,7 +125,7 @@ static volatile int empty_path_refused = 0;
 int imgwarm_link_unnamed(int fd, int dirfd, const char *name) {
     if (!empty_path_refused) {
         if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) == 0) return 0;
-        if (errno != ENOENT && errno != EPERM) return errno;
+        if (errno == EEXIST) return EEXIST;
     }
     char proc[40];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);

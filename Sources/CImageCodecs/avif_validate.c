@@ -88,6 +88,9 @@ static int iw_avif_status(avifResult result) {
         return IW_NO_MEMORY;
     case AVIF_RESULT_NO_CONTENT:
         return IW_NO_PIXELS;
+    case AVIF_RESULT_NO_CODEC_AVAILABLE:
+        /* A libavif built without an AV1 decoder: the data was not judged. */
+        return IW_NO_DECODER;
     default:
         return IW_CORRUPT;
     }

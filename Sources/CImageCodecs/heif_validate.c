@@ -18,6 +18,11 @@
 #define IW_HEIF_MAX_SIDE 32768
 
 static int iw_heif_status(struct heif_error error) {
+    /* A libheif without a decoder for the image's codec (from 1.17 the HEVC
+       and AV1 decoders are plugins in packages of their own): the data was
+       not judged, so it is not the URL's fault (IW_NO_DECODER). */
+    if (error.code == heif_error_Unsupported_feature && error.subcode == heif_suberror_Unsupported_codec)
+        return IW_NO_DECODER;
     if (error.subcode == heif_suberror_End_of_data) return IW_TRUNCATED;
     if (error.subcode == heif_suberror_Security_limit_exceeded) return IW_TOO_LARGE;
     if (error.code == heif_error_Memory_allocation_error) return IW_NO_MEMORY;

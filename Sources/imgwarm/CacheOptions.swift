@@ -59,10 +59,12 @@ struct CacheOptions: ParsableArguments {
     /// The cache for a `cache` subcommand, checked first: a path that is
     /// not a folder, or one that cannot be listed, is a one-line error
     /// naming it and exit 3 (the cache cannot be used); so is a missing
-    /// folder, unless `missing` is `.isEmpty`.
-    func inspectedCache(missing: MissingFolder) throws -> DiskCache {
+    /// folder, unless `missing` is `.isEmpty`. `listing: false` for a
+    /// command that only looks names up (search permission is enough).
+    func inspectedCache(missing: MissingFolder, listing: Bool = true) throws -> DiskCache {
         let cache = try existingCache()
-        if let problem = CacheFolder.problem(cache.directory), !(missing == .isEmpty && problem.errno == ENOENT) {
+        if let problem = CacheFolder.problem(cache.directory, listing: listing),
+           !(missing == .isEmpty && problem.errno == ENOENT) {
             throw problem
         }
         return cache

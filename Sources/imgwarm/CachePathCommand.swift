@@ -18,7 +18,7 @@ struct CachePathCommand: ParsableCommand {
     }
 
     func run() throws {
-        let cache = try cacheOptions.inspectedCache(missing: .isEmpty)
+        let cache = try cacheOptions.inspectedCache(missing: .isEmpty, listing: false)
         var allExist = true
         for argument in urls {
             // The default key of a manifest line with this URL.

@@ -110,3 +110,42 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: entry), "\(c) removed an entry it could not see")
     }
 }
+
+/// `cache path` only looks names up: a folder it may search but not list
+/// (mode 0111) still answers, as before the folder check existed; a
+/// command that lists (stats) refuses it.
+@Suite struct CachePathOnASearchOnlyFolder {
+    @Test func pathAnswersStatsRefuses() throws {
+        let dir = makeTempDirectory()
+        defer {
+            chmod(dir + "/cache", 0o755)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let cache = dir + "/cache"
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: false)
+        let url = "https://example.com/images/photo.jpg"
+        // md5 of the URL (SDWebImage's name, as DiskCacheTests cites).
+        let entry = cache + "/b46ca04023feeac3addabe8e574e2211.jpg"
+        #expect(FileManager.default.createFile(atPath: entry, contents: Data([0xFF, 0xD8, 0xFF])))
+        #expect(chmod(cache, 0o111) == 0)
+        func run(_ args: [String]) throws -> (status: Int32, output: String) {
+            if geteuid() == 0 {
+                guard let setpriv = neededTool("setpriv", for: "the search-only folder check as root") else {
+                    return (-1, "")
+                }
+                let r = try #require(runTool(setpriv, ["--bounding-set=-dac_override,-dac_read_search", "--",
+                                                       BinaryRunner.executable] + args))
+                return (r.status, r.output)
+            }
+            let r = try BinaryRunner.run(args)
+            return (r.status, r.stdout + r.stderr)
+        }
+        let path = try run(["cache", "path", url, "--cache", cache])
+        if path.status == -1 { return }
+        #expect(path.status == 0, "\(path.output)")
+        #expect(path.output.contains(entry), "\(path.output)")
+        let stats = try run(["cache", "stats", "--cache", cache])
+        #expect(stats.status == 3, "\(stats.output)")
+        #expect(stats.output.contains("cannot open cache folder: Permission denied"), "\(stats.output)")
+    }
+}

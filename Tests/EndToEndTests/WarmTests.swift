@@ -279,17 +279,17 @@ import TestSupport
         #expect(r.stderr.components(separatedBy: "downloaded http://").count - 1 == 12)
     }
 
-    /// `--download-threads`: two threads at -j 4 --per-host 3 store every
-    /// file and keep the per-host limit for the whole run (shares 2 + 1);
+    /// `--download-threads`: two threads at -j 4 --per-host 2 store every
+    /// file and keep the per-host limit for the whole run (shares 1 + 1);
     /// 0 is refused as a usage error.
     @Test func downloadThreadsKeepThePerHostLimit() throws {
         let f = try WarmFixture()
         let urls = f.servePNGs(24).map { $0.replacingOccurrences(of: "/img/", with: "/slow/100/img/") }
-        let r = try f.warm([f.writeManifest(urls), "-j", "4", "--per-host", "3", "--download-threads", "2"])
+        let r = try f.warm([f.writeManifest(urls), "-j", "4", "--per-host", "2", "--download-threads", "2"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(f.cacheFiles().count == 24)
         #expect(f.server.totalRequests == 24)
-        #expect(f.server.maxConcurrentRequests <= 3)
+        #expect(f.server.maxConcurrentRequests <= 2)
         let zero = try f.warm([f.writeManifest(urls), "--download-threads", "0"])
         #expect(zero.status == 2)
         #expect(zero.stderr.contains("--download-threads must be at least 1"), "\(zero.stderr)")

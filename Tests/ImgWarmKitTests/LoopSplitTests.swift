@@ -23,12 +23,16 @@ struct LoopSplitTests {
         .init(concurrency: 25, perHost: nil, requested: nil, cores: 3, shares: [9, 8, 8], hostShares: nil),
         // Per host: never more loops than the per-host limit, shares add up.
         .init(concurrency: 16, perHost: 1, requested: nil, cores: 2, shares: [16], hostShares: [1]),
-        .init(concurrency: 16, perHost: 3, requested: nil, cores: 2, shares: [8, 8], hostShares: [2, 1]),
-        .init(concurrency: 64, perHost: 6, requested: nil, cores: 16, shares: [16, 16, 16, 16], hostShares: [2, 2, 1, 1]),
+        // ... and equal per-host shares: a loop allowed 1 of a host's 3
+        // would finish its half of that host's URLs last.
+        .init(concurrency: 16, perHost: 3, requested: nil, cores: 2, shares: [16], hostShares: [3]),
+        .init(concurrency: 16, perHost: 4, requested: nil, cores: 2, shares: [8, 8], hostShares: [2, 2]),
+        .init(concurrency: 64, perHost: 6, requested: nil, cores: 16, shares: [22, 21, 21], hostShares: [2, 2, 2]),
         // Asked for: honoured up to -j and --per-host.
         .init(concurrency: 4, perHost: nil, requested: 2, cores: 1, shares: [2, 2], hostShares: nil),
         .init(concurrency: 3, perHost: nil, requested: 8, cores: 2, shares: [1, 1, 1], hostShares: nil),
         .init(concurrency: 16, perHost: 2, requested: 4, cores: 2, shares: [8, 8], hostShares: [1, 1]),
+        .init(concurrency: 16, perHost: 9, requested: 4, cores: 2, shares: [6, 5, 5], hostShares: [3, 3, 3]),
         .init(concurrency: 16, perHost: nil, requested: 1, cores: 8, shares: [16], hostShares: nil),
     ]
 
@@ -57,5 +61,11 @@ struct LoopSplitTests {
         let tail = (0..<100).map { split.loop(forURL: "http://127.0.0.1:8080/slow/5000/?i=\($0)") }
         #expect(tail.filter { $0 == 0 }.count > 25 && tail.filter { $0 == 1 }.count > 25, "\(tail)")
         #expect(LoopSplit(concurrency: 16, perHost: nil, requested: 1, cores: 2).loop(forURL: urls[1]) == 0)
+        // Uneven shares of -j get URLs in proportion: 9 and 8 of 17.
+        let uneven = LoopSplit(concurrency: 17, perHost: nil, requested: 2, cores: 2)
+        var split17 = [0, 0]
+        for url in urls { split17[uneven.loop(forURL: url)] += 1 }
+        let expected0 = Double(urls.count) * 9 / 17
+        #expect(abs(Double(split17[0]) - expected0) < 0.02 * Double(urls.count), "\(split17)")
     }
 }

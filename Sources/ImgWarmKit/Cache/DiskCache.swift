@@ -297,13 +297,17 @@ public final class DiskCache: @unchecked Sendable {
             return true
         case EEXIST:
             return true
-        case ENOENT:
-            // No /proc: never again. Otherwise the folder went away (a
-            // concurrent `cache clear --all`): the temp path makes it again.
-            if access("/proc/self/fd", X_OK) != 0 { unnamedFiles.store(false, ordering: .relaxed) }
+        case ENOENT where access("/proc/self/fd", X_OK) == 0, ENOSPC, EDQUOT:
+            // The folder went away (a concurrent `cache clear --all`), or
+            // the disk is full: the temp path makes the folder again, or
+            // reports the full disk as every other write does.
             return false
         default:
-            throw CacheError(path: finalPath, reason: "link failed: \(errnoString(linked))", errno: linked)
+            // This system will not link unnamed files (no /proc, a
+            // security module, a filesystem that answers EPERM or EINVAL):
+            // the temp path from now on, which needs neither.
+            unnamedFiles.store(false, ordering: .relaxed)
+            return false
         }
     }
 

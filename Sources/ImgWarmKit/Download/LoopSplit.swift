@@ -18,6 +18,8 @@ public struct LoopSplit: Equatable, Sendable {
     }
 
     public let shares: [Share]
+    /// The sum of the shares' concurrency: `-j`.
+    private let totalConcurrency: Int
 
     /// Transfers a loop should have at least before a second loop pays for
     /// its extra thread and connections.
@@ -32,7 +34,14 @@ public struct LoopSplit: Equatable, Sendable {
     /// `concurrency` or `perHost`, so every share is at least 1.
     public init(concurrency: Int, perHost: Int?, requested: Int?, cores: Int) {
         let wanted = requested ?? min(max(1, cores), max(1, concurrency / Self.transfersPerLoop), Self.maxAutomaticLoops)
-        let loops = max(1, min(wanted, concurrency, perHost ?? Int.max))
+        var loops = max(1, min(wanted, concurrency, perHost ?? Int.max))
+        // Equal per-host shares: URLs of one host spread evenly over the
+        // loops, so with shares of 2 and 1 the loop allowed 1 would finish
+        // its half last, at 1.5x the time of one loop allowed 3.
+        if let perHost {
+            while perHost % loops != 0 { loops -= 1 }
+        }
+        totalConcurrency = concurrency
         shares = (0..<loops).map { i in
             Share(concurrency: Self.part(concurrency, of: loops, index: i),
                   perHost: perHost.map { Self.part($0, of: loops, index: i) })
@@ -47,12 +56,19 @@ public struct LoopSplit: Equatable, Sendable {
     }
 
     /// The loop that runs requests for `url`: the same within a process,
-    /// which is all coalescing needs. Swift's own hash (SipHash): a
+    /// which is all coalescing needs, and in proportion to the loops'
+    /// shares of `-j` (`-j 17`: 9 and 8). Swift's own hash (SipHash): a
     /// hand-rolled FNV-1a sent every URL differing in its last characters
     /// to the same loop, since its multiply barely carries a change in the
     /// last bytes into the bits a modulo keeps.
     public func loop(forURL url: String) -> Int {
         guard shares.count > 1 else { return 0 }
-        return Int(UInt(bitPattern: url.hashValue) % UInt(shares.count))
+        var slot = Int(UInt(bitPattern: url.hashValue) % UInt(totalConcurrency))
+        for (index, share) in shares.enumerated() {
+            if slot < share.concurrency { return index }
+            slot -= share.concurrency
+        }
+        return shares.count - 1
     }
+
 }
