@@ -112,7 +112,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func startTransfers() {
         while let job = queue.popStartable() {
-            guard let handle = pool.take() else {
+            guard let (handle, fresh) = pool.take() else {
                 queue.transferEnded(job)
                 finish(job, .failure(failure(job, AttemptFailure(
                     errorClass: .network, status: nil, message: "libcurl could not create a handle",
@@ -122,8 +122,7 @@ final class CurlEventLoop: @unchecked Sendable {
             job.attempts += 1
             if job.firstStart == nil { job.firstStart = Self.now() }
             let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes, headers: headers)
-            transfer.configure(config)
-            pool.attachShare(handle)
+            transfer.configure(config, fresh: fresh)
             let added = curl_multi_add_handle(multi, handle)
             guard added == CURLM_OK else {
                 pool.give(handle)

@@ -43,40 +43,43 @@ final class CurlTransfer {
         errorBuffer.deallocate()
     }
 
-    /// Sets every option of the attempt on a freshly reset handle.
-    func configure(_ config: DownloaderConfiguration) {
+    /// Sets the attempt's options: the fixed ones of the configuration only
+    /// on a `fresh` handle (a reused one keeps them, see EasyHandlePool),
+    /// and on every handle each option that differs per request, each set
+    /// every time so nothing of the previous request carries over.
+    func configure(_ config: DownloaderConfiguration, fresh: Bool) {
         let h = handle
+        if fresh {
+            // Signals are unusable for DNS timeouts in a threaded program.
+            imgwarm_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+            // 16 KiB by default: a 300 KB image then takes ~20 reads and polls.
+            imgwarm_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 256 * 1024)
+            imgwarm_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
+            imgwarm_easy_setopt_long(h, CURLOPT_MAXREDIRS, 10)
+            // Nothing but http(s), also after a redirect (no file://, ftp://...).
+            imgwarm_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https")
+            imgwarm_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+            // "" = every encoding this libcurl decodes (gzip, br, zstd).
+            imgwarm_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")
+            imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(config.timeout))
+            imgwarm_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(config.connectTimeout))
+            imgwarm_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+            imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, config.insecure ? 0 : 1)
+            imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, config.insecure ? 0 : 2)
+            imgwarm_easy_setopt_str(h, CURLOPT_USERAGENT, config.userAgent)
+            // MAXFILESIZE 0 means "no limit" to curl; the write callback covers 0.
+            if maxBodyBytes > 0 {
+                imgwarm_easy_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodyBytes))
+            }
+            imgwarm_easy_setopt_datacb(h, CURLOPT_WRITEFUNCTION, curlTransferWrite)
+        }
         imgwarm_easy_setopt_str(h, CURLOPT_URL, job.url)
-        // Signals are unusable for DNS timeouts in a threaded program.
-        imgwarm_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
-        // 16 KiB by default: a 300 KB image then takes ~20 reads and polls.
-        imgwarm_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 256 * 1024)
-        imgwarm_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
-        imgwarm_easy_setopt_long(h, CURLOPT_MAXREDIRS, 10)
-        // Nothing but http(s), also after a redirect (no file://, ftp://...).
-        imgwarm_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https")
-        imgwarm_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        // "" = every encoding this libcurl decodes (gzip, br, zstd).
-        imgwarm_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")
-        imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(config.timeout))
-        imgwarm_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(config.connectTimeout))
-        imgwarm_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         // Wait for a connection that can multiplex rather than open another.
         // Only over https: HTTP/2 comes from ALPN, so a cleartext connection
         // never multiplexes, and PIPEWAIT would make every new transfer to a
         // host wait for the first response from it.
-        if Self.isHTTPS(job.url) {
-            imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
-        }
-        imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, config.insecure ? 0 : 1)
-        imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, config.insecure ? 0 : 2)
-        imgwarm_easy_setopt_str(h, CURLOPT_USERAGENT, config.userAgent)
-        // MAXFILESIZE 0 means "no limit" to curl; the write callback covers 0.
-        if maxBodyBytes > 0 {
-            imgwarm_easy_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodyBytes))
-        }
+        imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, Self.isHTTPS(job.url) ? 1 : 0)
         imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
-        imgwarm_easy_setopt_datacb(h, CURLOPT_WRITEFUNCTION, curlTransferWrite)
         imgwarm_easy_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
 
         // A request without validators sends the shared list (curl reads

@@ -1,8 +1,14 @@
 import CCurl
 
-/// Idle easy handles for reuse. `curl_easy_reset` clears the options but keeps
-/// the handle's caches, and connections and DNS live in the multi handle, so
-/// reused handles keep keep-alive connections and DNS warm. A share handle
+/// Idle easy handles for reuse, options and all: every handle of a loop
+/// gets the same fixed options once, when made (`CurlTransfer.configure`
+/// with `fresh`), and each transfer sets only what differs per request
+/// (URL, PIPEWAIT, header list, write target, error buffer). No
+/// `curl_easy_reset` between transfers: resetting and setting a dozen
+/// options again, four of them strings curl copies, was 4% of a
+/// `--no-validate` run's instructions. Connections and DNS live in the
+/// multi handle, so reused handles keep keep-alive connections and DNS
+/// warm. A share handle
 /// adds TLS sessions, so a new connection opened by any handle can resume a
 /// session another one negotiated. At most `concurrency` handles are busy at
 /// once. Engine thread only (the share needs no lock callbacks for that).
@@ -17,19 +23,20 @@ final class EasyHandlePool {
         }
     }
 
-    /// An idle handle or a new one; nil only when curl is out of memory.
-    func take() -> UnsafeMutableRawPointer? {
-        idle.popLast() ?? curl_easy_init()
-    }
-
-    /// After the transfer's options are set (a reset clears CURLOPT_SHARE).
-    func attachShare(_ handle: UnsafeMutableRawPointer) {
+    /// An idle handle (`fresh` false: its fixed options are set) or a new
+    /// one, already in the share; nil only when curl is out of memory.
+    func take() -> (handle: UnsafeMutableRawPointer, fresh: Bool)? {
+        if let handle = idle.popLast() { return (handle, false) }
+        guard let handle = curl_easy_init() else { return nil }
         if let share { imgwarm_easy_setopt_share(handle, share) }
+        return (handle, true)
     }
 
-    /// Returns a handle that is no longer in the multi handle.
+    /// Returns a handle that is no longer in the multi handle. Its error
+    /// buffer belonged to the transfer that ends now: curl must not keep a
+    /// pointer into freed memory, even with no transfer to write it.
     func give(_ handle: UnsafeMutableRawPointer) {
-        curl_easy_reset(handle)
+        imgwarm_easy_setopt_ptr(handle, CURLOPT_ERRORBUFFER, nil)
         idle.append(handle)
     }
 
