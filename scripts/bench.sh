@@ -12,7 +12,8 @@
 # BENCH_TARGET (where the tools write: $BENCH_DIR/out; e.g. /dev/shm/x to take the disk out),
 # BENCH_CACHED (100000), BENCH_MANIFEST_LINES (1000000), BENCH_PRUNE_FILES (1000000),
 # BENCH_LAT_J (64), BENCH_LAT_FILES (8000), BENCH_DELAY_MS (40),
-# BENCH_BUILD (static: the binary as scripts/package.sh ships it; dynamic: plain swift build -c release).
+# BENCH_BUILD (static: the binary as scripts/package.sh ships it; dynamic: plain swift build -c release),
+# BENCH_DROP (auto: drop the page cache before each run unless corpus and targets are both on tmpfs; yes; no).
 #
 # Latency profile: nginx over TLS with HTTP/2 (a self-signed certificate made
 # with openssl here) proxies to an origin on loopback (bench.py delayserver)
