@@ -83,32 +83,50 @@ import TestSupport
     /// from its bounding set: it is still uid 0, and the folder's mode 000
     /// then refuses it as it refuses any user.
     @Test(arguments: cases) func unreadableFolder(_ c: Case) throws {
-        let dir = makeTempDirectory()
-        defer {
-            chmod(dir + "/cache", 0o755)
-            try? FileManager.default.removeItem(atPath: dir)
-        }
-        let cache = dir + "/cache"
-        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: false)
-        let entry = cache + "/b46ca04023feeac3addabe8e574e2211.jpg"
-        #expect(FileManager.default.createFile(atPath: entry, contents: Data([0xFF, 0xD8, 0xFF])))
-        #expect(chmod(cache, 0) == 0)
-        let args = ["cache"] + c.args + ["--cache", cache]
-        let r: (status: Int32, stderr: String)
-        if geteuid() == 0 {
-            guard let setpriv = neededTool("setpriv", for: "the unreadable-folder check as root") else { return }
-            // stdout and stderr together: an error must be all there is.
-            let run = try #require(runTool(setpriv, ["--bounding-set=-dac_override,-dac_read_search", "--",
-                                                     BinaryRunner.executable] + args))
-            r = (run.status, run.output)
-        } else {
-            let run = try BinaryRunner.run(args)
-            r = (run.status, run.stderr)
-        }
-        Self.expectOneLineError(r, path: cache, reason: "cannot open cache folder: Permission denied", c)
-        chmod(cache, 0o755)
-        #expect(FileManager.default.fileExists(atPath: entry), "\(c) removed an entry it could not see")
+        let folder = try FolderWithOneEntry(mode: 0)
+        defer { folder.remove() }
+        guard let r = try runBoundByPermissions(["cache"] + c.args + ["--cache", folder.cache],
+                                                 why: "the unreadable-folder check as root") else { return }
+        Self.expectOneLineError((r.status, r.output), path: folder.cache, reason: "cannot open cache folder: Permission denied", c)
+        chmod(folder.cache, 0o755)
+        #expect(FileManager.default.fileExists(atPath: folder.entry), "\(c) removed an entry it could not see")
     }
+}
+
+/// A cache folder in a temp folder, holding one entry (SDWebImage's name
+/// of https://example.com/images/photo.jpg, as DiskCacheTests cites), with
+/// the permission bits `mode`.
+struct FolderWithOneEntry {
+    let dir = makeTempDirectory()
+    var cache: String { dir + "/cache" }
+    var entry: String { cache + "/b46ca04023feeac3addabe8e574e2211.jpg" }
+
+    init(mode: mode_t) throws {
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: false)
+        #expect(FileManager.default.createFile(atPath: entry, contents: Data([0xFF, 0xD8, 0xFF])))
+        #expect(chmod(cache, mode) == 0)
+    }
+
+    func remove() {
+        chmod(cache, 0o755)
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
+
+/// Runs the binary so that permission bits bind it. Root passes any
+/// folder, so as root it runs under setpriv with the two capabilities that
+/// bypass permission checks (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) dropped
+/// from its bounding set. Its stdout and stderr together (an error must be
+/// all there is); nil when setpriv is missing (`neededTool` fails under CI).
+func runBoundByPermissions(_ args: [String], why: String) throws -> (status: Int32, output: String)? {
+    if geteuid() == 0 {
+        guard let setpriv = neededTool("setpriv", for: why) else { return nil }
+        let run = try #require(runTool(setpriv, ["--bounding-set=-dac_override,-dac_read_search", "--",
+                                                 BinaryRunner.executable] + args))
+        return (run.status, run.output)
+    }
+    let run = try BinaryRunner.run(args)
+    return (run.status, run.stdout + run.stderr)
 }
 
 /// `cache path` only looks names up: a folder it may search but not list
@@ -116,35 +134,14 @@ import TestSupport
 /// command that lists (stats) refuses it.
 @Suite struct CachePathOnASearchOnlyFolder {
     @Test func pathAnswersStatsRefuses() throws {
-        let dir = makeTempDirectory()
-        defer {
-            chmod(dir + "/cache", 0o755)
-            try? FileManager.default.removeItem(atPath: dir)
-        }
-        let cache = dir + "/cache"
-        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: false)
+        let folder = try FolderWithOneEntry(mode: 0o111)
+        defer { folder.remove() }
         let url = "https://example.com/images/photo.jpg"
-        // md5 of the URL (SDWebImage's name, as DiskCacheTests cites).
-        let entry = cache + "/b46ca04023feeac3addabe8e574e2211.jpg"
-        #expect(FileManager.default.createFile(atPath: entry, contents: Data([0xFF, 0xD8, 0xFF])))
-        #expect(chmod(cache, 0o111) == 0)
-        func run(_ args: [String]) throws -> (status: Int32, output: String) {
-            if geteuid() == 0 {
-                guard let setpriv = neededTool("setpriv", for: "the search-only folder check as root") else {
-                    return (-1, "")
-                }
-                let r = try #require(runTool(setpriv, ["--bounding-set=-dac_override,-dac_read_search", "--",
-                                                       BinaryRunner.executable] + args))
-                return (r.status, r.output)
-            }
-            let r = try BinaryRunner.run(args)
-            return (r.status, r.stdout + r.stderr)
-        }
-        let path = try run(["cache", "path", url, "--cache", cache])
-        if path.status == -1 { return }
+        guard let path = try runBoundByPermissions(["cache", "path", url, "--cache", folder.cache],
+                                                   why: "the search-only folder check as root") else { return }
         #expect(path.status == 0, "\(path.output)")
-        #expect(path.output.contains(entry), "\(path.output)")
-        let stats = try run(["cache", "stats", "--cache", cache])
+        #expect(path.output.contains(folder.entry), "\(path.output)")
+        let stats = try #require(try runBoundByPermissions(["cache", "stats", "--cache", folder.cache], why: "the same"))
         #expect(stats.status == 3, "\(stats.output)")
         #expect(stats.output.contains("cannot open cache folder: Permission denied"), "\(stats.output)")
     }
