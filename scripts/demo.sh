@@ -44,6 +44,6 @@ python3 -c "
 import json,sys
 r=json.load(open('$work/report.json'))
 for e in r['entries']:
-    if e['outcome']=='failed': print(' ', e['url'], e['error'], e['status'], '-', e['reason'])
+    if e['outcome']=='failed': print(' ', e['url'], e['error'], e['status'], e.get('content_type') or '(no content type)', '-', e['reason'])
 print('totals:', {k:v for k,v in r['totals'].items() if v})
 "
