@@ -304,3 +304,28 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
         #expect(errors.isEmpty)
     }
 }
+
+/// Where a `--no-validate` entry finishes: on the engine thread that
+/// completed it, or on a worker (`Prefetcher.storesOnEngineThread`).
+@Suite struct InlineStoreTests {
+    static func body(_ n: Int) -> DownloadResult { .success(DownloadResponse(status: 200, body: [UInt8](repeating: 1, count: n))) }
+
+    @Test func smallBodiesAlwaysLargeOnesOnlyWithSeveralEngineThreads() {
+        let limit = Prefetcher.inlineStoreLimit
+        let cases: [(DownloadResult, Int, Bool)] = [
+            (Self.body(10_000), 1, true),
+            (Self.body(limit), 1, true),
+            (Self.body(limit + 1), 1, false),
+            (Self.body(300_000), 1, false),
+            (Self.body(300_000), 2, true),
+            (Self.body(limit + 1), 4, true),
+            (.notModified(DownloadResponse(status: 304, body: [])), 1, true),
+            (.failure(CurlEventLoop.cancelledFailure(attempts: 1, elapsed: 0)), 1, true),
+        ]
+        for (result, threads, inline) in cases {
+            #expect(Prefetcher.storesOnEngineThread(result, engineThreads: threads) == inline, "\(threads) threads")
+        }
+        // The engine's own count: one per loop; a fake engine has one.
+        #expect(FakeEngine(concurrency: 4, seed: 1, size: { _ in 1 }).threads == 1)
+    }
+}
