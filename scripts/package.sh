@@ -106,7 +106,9 @@ find "$root" -type f ! -path '*/usr/bin/*' -exec chmod 0644 {} +
 #    development symlink (the one the build compiled against) points at.
 lazy=""
 for name in avif heif jxl; do
-  lib="$(ldconfig -p | awk -v n="lib$name.so" '$1 == n { print $NF; exit }')"
+  # awk reads to the end: an early `exit` let ldconfig die of SIGPIPE while
+  # still writing (2 runs in 200 here), which pipefail made a silent failure.
+  lib="$(ldconfig -p | awk -v n="lib$name.so" '$1 == n && !found { print $NF; found = 1 }')"
   [ -n "$lib" ] && lib="$(readlink -f "$lib")"
   [ -f "$lib" ] || die "no lib$name.so to find its package by (is lib$name-dev installed?)"
   pkg="$(dpkg -S "$lib" | sed -n '1s/:.*//p')"
