@@ -18,6 +18,8 @@ export PATH="/opt/swift/usr/bin:$PATH"
 umask 022
 
 die() { echo "package: $*" >&2; exit 1; }
+# A command that fails without a word of its own still names itself.
+trap 'echo "package: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 for tool in swift dpkg-shlibdeps dpkg-gencontrol dpkg-deb dpkg-parsechangelog strip readelf gzip; do
   command -v "$tool" >/dev/null || die "needs $tool (scripts/setup.sh installs dpkg-dev; Swift goes in /opt/swift)"
 done

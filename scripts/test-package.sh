@@ -231,7 +231,11 @@ if ((${#missing[@]})); then
   exit 0
 fi
 
-deb="${PACKAGE_DEB:-$(scripts/package.sh | tail -1)}"
+if [ -n "${PACKAGE_DEB:-}" ]; then
+  deb="$PACKAGE_DEB"
+else
+  deb="$(scripts/package.sh | tail -1)" || die "scripts/package.sh failed (its messages are above)"
+fi
 [ -f "$deb" ] || die "package.sh made no .deb"
 version="$(dpkg-deb -f "$deb" Version)"
 depends="$(dpkg-deb -f "$deb" Depends)"
