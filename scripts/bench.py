@@ -303,8 +303,9 @@ def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
     # static binary (59 major faults), 0.03-0.04 s for curl. BENCH_DROP:
     # auto (drop unless both are on tmpfs), yes, no.
     drop_mode = os.environ.get("BENCH_DROP", "auto")
+    out_on_tmpfs = filesystem_type(out) == "tmpfs"  # every run's folder is under `out`
     if drop_mode == "auto":
-        want_drop = not (filesystem_type(out) == "tmpfs" and filesystem_type(src) == "tmpfs")
+        want_drop = not (out_on_tmpfs and filesystem_type(src) == "tmpfs")
     else:
         want_drop = drop_mode == "yes"
     for r in range(1, rounds + 1):
@@ -331,7 +332,7 @@ def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
             # large corpus is 15 GB, and the reclaim that forces slowed every
             # later run several times over. tmpfs has no ext4 free-inode
             # effect (see above), so there they go at once.
-            if target and filesystem_type(target) == "tmpfs":
+            if target and out_on_tmpfs:
                 shutil.rmtree(target, ignore_errors=True)
             times[t].append(dt)
             cpus[t].append(cpu)

@@ -216,19 +216,20 @@ public final class DiskCache: @unchecked Sendable {
     func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?, keepExisting: Bool,
                                    write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
         let final = entryPathPrefix + name.storedName
-        let tempName = Self.tempPrefix + String(tempCounter.next()) + ".tmp"
         // No descriptors (a folder missing): the paths, whose ENOENT below
         // makes the folders again.
         let dirs = currentFolders() ?? (cache: AT_FDCWD, temp: AT_FDCWD)
-        let tempRef = dirs.temp == AT_FDCWD ? (AT_FDCWD, tempDirectory + "/" + tempName) : (dirs.temp, tempName)
         let finalRef = dirs.cache == AT_FDCWD ? (AT_FDCWD, final) : (dirs.cache, name.storedName)
         // A name already there wins (`keepExisting`: the cache was empty at
         // the start, so a file there now is another run's whole copy): an
-        // unnamed file linked in does exactly that.
+        // unnamed file linked in does exactly that, and needs no temp name.
         if keepExisting, unnamedFiles.load(ordering: .relaxed),
            try storeUnnamed(bytes, in: dirs.cache, final: finalRef, finalPath: final, write: write) {
+            removeReplaced(previous, by: final)
             return final
         }
+        let tempName = Self.tempPrefix + String(tempCounter.next()) + ".tmp"
+        let tempRef = dirs.temp == AT_FDCWD ? (AT_FDCWD, tempDirectory + "/" + tempName) : (dirs.temp, tempName)
         let fd = openat(tempRef.0, tempRef.1, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         let openError = errno
         if fd < 0 && openError == ENOENT && dirs.temp != AT_FDCWD { dropFolders(dirs) }
@@ -253,12 +254,16 @@ public final class DiskCache: @unchecked Sendable {
         // rename replaces, as a refresh or an expired entry needs.
         _ = try FileIO.closeAndRename(fd, writeError: writeError, temp: tempRef, final: finalRef, finalPath: final,
                                       keepExisting: keepExisting)
-        // A bare-MD5 copy that the new file replaces (SDWebImage reads the
-        // extension name first) would only waste space.
+        removeReplaced(previous, by: final)
+        return final
+    }
+
+    /// A bare-MD5 copy that the new file replaces (SDWebImage reads the
+    /// extension name first) would only waste space.
+    private func removeReplaced(_ previous: String?, by final: String) {
         if let previous, previous != final {
             unlink(previous)
         }
-        return final
     }
 
     /// Writes a new entry as an unnamed file in the cache folder
