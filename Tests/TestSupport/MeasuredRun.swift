@@ -19,7 +19,10 @@ public struct MeasuredRun: Sendable {
 
     /// Runs the binary with `args` (stdin from /dev/null, output into
     /// files, so a large output cannot block it) and waits for it.
-    public static func run(_ args: [String], environment: [String: String] = [:]) throws -> MeasuredRun {
+    /// `executable`: another program than imgwarm (a tool that starts a
+    /// daemon, such as tmux, whose daemon would keep a pipe open).
+    public static func run(_ args: [String], environment: [String: String] = [:],
+                           executable: String = BinaryRunner.executable) throws -> MeasuredRun {
         let dir = makeTempDirectory("imgwarm-measured")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let outPath = dir + "/stdout", errPath = dir + "/stderr"
@@ -31,7 +34,7 @@ public struct MeasuredRun: Sendable {
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        let argv = [BinaryRunner.executable] + args
+        let argv = [executable] + args
         let envp = env.map { "\($0.key)=\($0.value)" }
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         var cEnv: [UnsafeMutablePointer<CChar>?] = envp.map { strdup($0) } + [nil]
@@ -40,7 +43,7 @@ public struct MeasuredRun: Sendable {
             for p in cEnv { free(p) }
         }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, BinaryRunner.executable, &actions, nil, &cArgs, &cEnv)
+        let spawned = posix_spawn(&pid, executable, &actions, nil, &cArgs, &cEnv)
         guard spawned == 0 else {
             throw NSError(domain: "MeasuredRun", code: Int(spawned),
                           userInfo: [NSLocalizedDescriptionKey: "posix_spawn: \(String(cString: strerror(spawned)))"])
