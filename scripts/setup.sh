@@ -29,6 +29,7 @@ required=(
   openssl                # self-signed certificates for the TLS tests
   prometheus             # promtool checks the --metrics output in the tests
   tmux                   # the progress bar tests read a real terminal (a tmux pane)
+  time                   # GNU time: the peak RSS of the binary in the decode memory tests
 )
 # scripts/package.sh (dpkg-shlibdeps, dpkg-gencontrol) and
 # scripts/test-package.sh (lintian, a clean Debian root with mmdebstrap, the
@@ -45,7 +46,6 @@ packaging=(
 optional=(
   curl aria2 wget2 hyperfine   # the peers in scripts/bench.sh
   sqlite3                # to look into .imgwarm/state.sqlite by hand
-  time                   # peak RSS figures in the benchmarks
   valgrind               # scripts/decode-cost.sh (callgrind instruction counts)
 )
 

@@ -7,7 +7,7 @@ import TestSupport
 /// progressive 9999x9999 JPEG took 609 MB of RSS to validate, and six at
 /// once 1.2 GB. The images here are 4000x4000 progressive 4:4:4 JPEGs
 /// (libjpeg keeps 96 MB of coefficients for each, jdcoefct.c), small
-/// enough to make in a test; the peak RSS of the child is wait4's.
+/// enough to make in a test; the peak RSS of the child is GNU time's (MeasuredRun says why).
 @Suite(.serialized) struct DecodeMemoryBudgetTests {
     static let side: UInt32 = 4000
 
@@ -28,23 +28,25 @@ import TestSupport
         return f.writeManifest(urls)
     }
 
-    static func warm(_ f: WarmFixture, _ manifest: String, _ extra: [String]) throws -> MeasuredRun {
-        try MeasuredRun.run(["warm", manifest, "--cache", f.cache, "--progress", "none", "--concurrency", "6"] + extra)
+    static func warm(_ f: WarmFixture, _ manifest: String, _ extra: [String], time: String) throws -> MeasuredRun {
+        try MeasuredRun.run(["warm", manifest, "--cache", f.cache, "--progress", "none", "--concurrency", "6"] + extra,
+                            gnuTime: time)
     }
 
     static let mib: UInt64 = 1 << 20
 
     @Test func sixLargeProgressiveJPEGsStayWithinTheBudget() throws {
+        guard let time = neededTool("time", for: "the peak RSS of the binary") else { return }
         #expect(Self.jpeg.count < 2_000_000, "the fixture is meant to be a small file: \(Self.jpeg.count) bytes")
         let f = try WarmFixture()
         let manifest = Self.serveSix(f)
         // The same run without decoding: the bodies, the plan, libcurl.
-        let baseline = try Self.warm(f, manifest, ["--no-validate"])
+        let baseline = try Self.warm(f, manifest, ["--no-validate"], time: time)
         #expect(baseline.status == 0, "\(baseline.stderr)")
         try FileManager.default.removeItem(atPath: f.cache)
 
         let budget = 100 * Self.mib
-        let bounded = try Self.warm(f, manifest, ["--decode-memory", "100MiB"])
+        let bounded = try Self.warm(f, manifest, ["--decode-memory", "100MiB"], time: time)
         #expect(bounded.status == 0, "\(bounded.stderr)")
         #expect(bounded.stdout.contains("6 entries: 6 downloaded"), "\(bounded.stdout)")
         #expect(bounded.peakRSS <= baseline.peakRSS + budget,
@@ -56,7 +58,7 @@ import TestSupport
         // workers (or more) decode at once and pass the same bound.
         guard ProcessInfo.processInfo.activeProcessorCount >= 2 else { return }
         try FileManager.default.removeItem(atPath: f.cache)
-        let unbounded = try Self.warm(f, manifest, ["--decode-memory", "4GiB"])
+        let unbounded = try Self.warm(f, manifest, ["--decode-memory", "4GiB"], time: time)
         #expect(unbounded.status == 0, "\(unbounded.stderr)")
         print("decode memory: the same with --decode-memory 4GiB: \(unbounded.peakRSS / Self.mib) MiB")
         #expect(unbounded.peakRSS > baseline.peakRSS + budget,

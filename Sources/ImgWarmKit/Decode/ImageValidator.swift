@@ -42,8 +42,12 @@ public enum ImageValidator {
             return CodecBridge.decode(format, bytes, maxPixels: options.maxPixels)
         }
         let need = DecodeMemory.estimate(format, bytes, maxPixels: options.maxPixels)
-        return gate.withShare(need) { CodecBridge.decode(format, bytes, maxPixels: options.maxPixels) }
-            ?? .failure(DecodeMemory.overBudget(format, bytes, estimate: need, limit: gate.limit))
+        return gate.withShare(need) {
+            let verdict = CodecBridge.decode(format, bytes, maxPixels: options.maxPixels)
+            // Given back before the share is, or the heap would keep it.
+            if need >= BufferAllocator.releasedAfterDecode { BufferAllocator.releaseFreeMemory() }
+            return verdict
+        } ?? .failure(DecodeMemory.overBudget(format, bytes, estimate: need, limit: gate.limit))
     }
 
     /// `JPEG, PNG and GIF`: the formats decoded here, for reasons.
