@@ -13,6 +13,11 @@ struct WarmRun {
     func execute() throws -> Int32 {
         let c = command
         ErrorOutput.divertLibraryOutput(verbose: c.verbose)
+        // Before any thread reads the list.
+        Redaction.addQueryNames(c.redactQuery)
+        if c.insecure && !c.dryRun {
+            printError("warning: --insecure: TLS certificates and host names are not verified; anyone on the network path can serve these images (the report records it)")
+        }
         BufferAllocator.tuneForBulkBuffers()
         let cache = try c.cacheOptions.existingCache(layout: c.layout())
         var state: StateStore?
@@ -76,9 +81,10 @@ struct WarmRun {
         config.connectTimeout = c.connectTimeout
         config.maxBodyBytes = Int(clamping: c.maxBytes)
         config.retries = c.retries
-        config.headers = c.headers
+        config.headerRules = try c.headerRules()
         if let ua = c.userAgent { config.userAgent = ua }
         config.insecure = c.insecure
+        config.allowHTTPRedirect = c.allowHTTPRedirect
 
         var options = WarmOptions()
         options.refresh = c.refresh
@@ -124,7 +130,8 @@ struct WarmRun {
         progress.stop()
         signals.stop()
 
-        let report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
+        var report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
+        report.insecure = c.insecure
         let snap = prefetcher.ledger.snapshot()
         let succeeded = prefetcher.fatalError == nil && signals.received == nil
             && (plan.uniqueCount > 0 || plan.outsideShard > 0)
@@ -148,7 +155,7 @@ struct WarmRun {
         }
         if c.dryRun {
             // Dry runs list what they would fetch.
-            if c.verbose { report.forEachRow { row in print("\(row.outcome) \(row.url ?? row.source)") } }
+            if c.verbose { report.forEachRow { row in print(TerminalText.escaped("\(row.outcome) \(row.url ?? row.source)")) } }
         }
 
         if let fatal = prefetcher.fatalError {

@@ -7,6 +7,9 @@ public struct RunReport {
     public let ledger: RunLedger
     public let cache: DiskCache
     public let dryRun: Bool
+    /// The run did not verify TLS certificates (`--insecure`): the JSON
+    /// report says so at its top level.
+    public var insecure = false
 
     public init(plan: WarmPlan, ledger: RunLedger, cache: DiskCache, dryRun: Bool = false) {
         self.plan = plan
@@ -93,7 +96,7 @@ public struct RunReport {
     /// `--report FILE`: `{"entries": [...], "totals": {...}}`.
     public func writeJSON(to path: String) throws {
         let w = try AtomicFileWriter(path: path)
-        w.write("{\n  \"entries\": [")
+        w.write("{\n  \"insecure\": \(insecure),\n  \"entries\": [")
         var first = true
         forEachRow { row in
             w.write(first ? "\n    " : ",\n    ")
