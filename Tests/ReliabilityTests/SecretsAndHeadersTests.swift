@@ -50,6 +50,8 @@ struct SecretsAndHeadersTests {
         let first = try BinaryRunner.run(["warm"] + common + ["-v", "--progress", "lines"])
         #expect(first.status == 1, "\(first.stderr)")
         collect("first", first)
+        let firstReport = f.dir + "/first.json"
+        try FileManager.default.copyItem(atPath: report, toPath: firstReport)
         // The run was real: images stored, the header sent, failures listed.
         #expect(f.server.lastRequestHeaders(path: "/img/0.png")?["x-api-key"] == "HDR-SECRET-12")
         #expect(f.server.lastRequestHeaders(path: "/img/0.png")?["authorization"] != nil)
@@ -71,7 +73,7 @@ struct SecretsAndHeadersTests {
         collect("dry", dry)
         // --retry-from a report: entries without their secrets are refused,
         // and the error says where to retry them from.
-        let fromReport = try BinaryRunner.run(["warm", "--retry-from", report, "--cache", f.cache, "--retries", "0", "-v"])
+        let fromReport = try BinaryRunner.run(["warm", "--retry-from", firstReport, "--cache", f.cache, "--retries", "0", "-v"])
         outputs.append(("retry-from", fromReport.stdout + fromReport.stderr))
         #expect(fromReport.stderr.contains("warm its manifest line instead"), "\(fromReport.stderr)")
         for args in [["cache", "failed"], ["cache", "failed", "--json"], ["cache", "stats", "--json"]] {

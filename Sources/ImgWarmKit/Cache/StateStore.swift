@@ -98,7 +98,14 @@ public final class StateStore: @unchecked Sendable {
             try Self.restrictMode(path)
             queue = try DatabaseQueue(path: path, configuration: config)
             try Self.enableWAL(queue)
+            // A v1 database (whole URLs) is rewritten by v2. The old pages
+            // stay in the main file until a checkpoint copies the new ones
+            // over them, and a run that ends by exit() makes none: made here.
+            let v1Rows = try queue.read { db in
+                try db.tableExists("failed_url") && !Self.migrator.appliedIdentifiers(db).contains("v2")
+            }
             try Self.migrate(queue)
+            if v1Rows { _ = try? queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") } }
         } catch {
             throw CacheError(path: path, reason: "cannot open state database: \(error)")
         }

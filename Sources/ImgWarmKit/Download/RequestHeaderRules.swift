@@ -46,6 +46,7 @@ public struct RequestHeaderRules: Sendable, Equatable {
     /// Why an argument is unusable: one line, never quoting a value.
     public struct Problem: Error, Equatable, CustomStringConvertible, Sendable {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Reads a file's bytes (the command line reads files; tests pass

@@ -71,10 +71,10 @@ public enum Redaction {
         let marks = markBytes(text)
         guard marks != 0 else { return false }
         if url(text) != text { return true }
-        guard marks & (hasQuery | hasFragment) != 0 else { return false }
         // Already masked: a masked part is still a secret the text lacks.
+        if marks & hasAt != 0, hasUserInfo(text) { return true }
         if let f = text.utf8.firstIndex(of: UInt8(ascii: "#")), text.utf8.index(after: f) != text.utf8.endIndex { return true }
-        return text.contains(mask + "@") || queryParameters(text).contains { $0.value != nil && queryNames.contains($0.name) }
+        return marks & hasQuery != 0 && queryParameters(text).contains { $0.value != nil && queryNames.contains($0.name) }
     }
 
     private static let hasAt: UInt8 = 1, hasQuery: UInt8 = 2, hasFragment: UInt8 = 4
