@@ -67,6 +67,8 @@ public struct RunReport {
             let r = ledger.result(index)
             let wr = winner == index ? r : ledger.result(winner)
             let key = plan.key(index)
+            // The key is the URL itself for nearly every entry: redacted once.
+            let url = plan.url(index), shownURL = Redaction.url(url)
             var file: String?
             // The name from the plan's MD5: the report hashes no key again.
             if wr.fileExists {
@@ -77,7 +79,7 @@ public struct RunReport {
             let outcome = r.outcome == .pending ? "skipped" : r.outcome.name
             let dims = ledger.dimensions(winner)
             try body(Row(
-                url: Redaction.url(plan.url(index)), key: Redaction.url(key), file: file,
+                url: shownURL, key: key == url ? shownURL : Redaction.url(key), file: file,
                 outcome: outcome, error: r.error.name, status: r.status == 0 ? nil : Int(r.status),
                 bytes: Int(wr.bytes), format: wr.format?.rawValue,
                 width: dims?.0, height: dims?.1, frames: ledger.frames(winner),

@@ -41,7 +41,10 @@ public enum Redaction {
     /// Adds names to the list (`--redact-query NAME`), without case.
     public static func addQueryNames<S: Sequence>(_ names: S) where S.Element == String {
         for name in names { queryNames.insert(lowercasedASCII(percentDecoded(Array(name.utf8)))) }
+        longestName = queryNames.reduce(0) { max($0, $1.utf8.count) }
     }
+
+    private nonisolated(unsafe) static var longestName = defaultQueryNames.reduce(0) { max($0, $1.utf8.count) }
 
     /// `url` with its userinfo, fragment and token query values masked;
     /// unchanged when it has none. Where the userinfo sits is libcurl's
@@ -146,24 +149,46 @@ public enum Redaction {
 
     /// The query values of listed names, and the fragment, masked. The
     /// query starts at the first "?", the fragment at the first "#" (in a
-    /// URL neither may appear raw before).
+    /// URL neither may appear raw before). One pass over the bytes; a name
+    /// is looked up only when no longer than the longest listed one (names
+    /// up to 15 bytes are Swift small strings: no allocation).
     static func maskQueryAndFragment(_ text: String) -> String {
-        var b = Array(text.utf8)
-        let fragment = b.firstIndex(of: UInt8(ascii: "#"))
-        var changed = false
-        if let f = fragment, f + 1 < b.count {
-            b.replaceSubrange((f + 1)..., with: mask.utf8)
-            changed = true
+        let b = Array(text.utf8)
+        let fragment = b.firstIndex(of: UInt8(ascii: "#")) ?? b.count
+        var out: [UInt8] = []
+        var copied = 0
+        func mask(_ range: Range<Int>) {
+            if out.isEmpty { out.reserveCapacity(b.count) }
+            out += b[copied..<range.lowerBound]
+            out += Redaction.mask.utf8
+            copied = range.upperBound
         }
-        // Back to front, so earlier ranges stay valid while later ones change.
-        let params = b.contains(UInt8(ascii: "?")) ? queryParameters(String(decoding: b, as: UTF8.self)) : []
-        for p in params.reversed() {
-            guard let value = p.value, !value.isEmpty, queryNames.contains(p.name) else { continue }
-            b.replaceSubrange(value, with: mask.utf8)
-            changed = true
+        if let q = b[..<fragment].firstIndex(of: UInt8(ascii: "?")) {
+            let longest = longestQueryName
+            var i = q + 1
+            while i < fragment {
+                var next = i
+                var eq = -1
+                while next < fragment, b[next] != UInt8(ascii: "&"), b[next] != UInt8(ascii: ";") {
+                    if eq < 0, b[next] == UInt8(ascii: "=") { eq = next }
+                    next += 1
+                }
+                // name=value with a value, and a name short enough to be listed
+                // (percent-encoding at most triples a name's length).
+                if eq > i, eq + 1 < next, eq - i <= 3 * longest {
+                    let name = lowercasedASCII(percentDecoded(Array(b[i..<eq])))
+                    if queryNames.contains(name) { mask((eq + 1)..<next) }
+                }
+                i = next + 1
+            }
         }
-        return changed ? String(decoding: b, as: UTF8.self) : text
+        if fragment + 1 < b.count { mask((fragment + 1)..<b.count) }
+        guard copied > 0 else { return text }
+        out += b[copied...]
+        return String(decoding: out, as: UTF8.self)
     }
+
+    private static var longestQueryName: Int { longestName }
 
     static func percentDecoded(_ b: [UInt8]) -> [UInt8] {
         guard b.contains(UInt8(ascii: "%")) || b.contains(UInt8(ascii: "+")) else { return b }
