@@ -220,6 +220,16 @@ struct SecretsTests {
         #expect(StateStore.storedForm("https://u:p@h/a") != StateStore.storedForm("https://u:q@h/a"))
     }
 
+    /// A symlink planted at the database's name is not followed.
+    @Test func stateDatabaseThroughASymlinkIsRefused() throws {
+        let dir = makeTempDirectory("imgwarm-state")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "victim".write(toFile: dir + "/victim.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/state.sqlite", withDestinationPath: dir + "/victim.txt")
+        #expect(throws: CacheError.self) { _ = try StateStore(path: dir + "/state.sqlite") }
+        #expect(try String(contentsOfFile: dir + "/victim.txt", encoding: .utf8) == "victim")
+    }
+
     @Test func stateDatabaseIsPrivateAndKeepsNoSecret() throws {
         let dir = makeTempDirectory("imgwarm-state")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -233,7 +243,7 @@ struct SecretsTests {
                               errorClass: "http-status", status: 404, reason: "HTTP 404", failedAt: 1)),
                 .succeeded(url: "https://h/b.jpg?token=TOKEN-FOUR", validators: .init(key: "https://h/b.jpg?token=TOKEN-FOUR", etag: "\"e\"", lastModified: nil)),
             ])
-            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            for suffix in ["", "-wal", "-shm"] {
                 #expect(try fileMode(path + suffix) == 0o600, "\(suffix)")
             }
             // Lookups with the real URL still work.
@@ -244,6 +254,19 @@ struct SecretsTests {
             #expect(row.isDigest && row.displayURL == "https://***@h/a.jpg?X-Amz-Signature=***#***")
             #expect(row.key == "https://***@h/a.jpg?X-Amz-Signature=***#***")
         }
+        // Files left readable by others (an older version, another umask)
+        // are made 0600 on the next open, the WAL and shm included.
+        let walHolder = try StateStore(path: path)
+        try walHolder.apply([.succeeded(url: "https://h/c.jpg", validators: .init(key: "https://h/c.jpg", etag: "\"c\"", lastModified: nil))])
+        for suffix in ["", "-wal", "-shm"] { chmod(path + suffix, 0o644) }
+        do {
+            let reopened = try StateStore(path: path)
+            for suffix in ["", "-wal", "-shm"] {
+                #expect(try fileMode(path + suffix) == 0o600, "reopened \(suffix)")
+            }
+            #expect(try reopened.failedCount() == 1)
+        }
+        withExtendedLifetime(walHolder) {}
         for file in try FileManager.default.contentsOfDirectory(atPath: dir) {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + file))
             for secret in ["PW-ONE", "SIG-TWO", "FRAG-THREE", "TOKEN-FOUR"] {

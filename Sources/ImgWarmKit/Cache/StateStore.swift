@@ -137,10 +137,14 @@ public final class StateStore: @unchecked Sendable {
     /// file is left as it is (SQLite then fails or works as its mode says).
     static func restrictMode(_ path: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
+        if fd >= 0 {
+            close(fd)
+        } else if errno != EACCES && errno != EROFS {
+            // A symlink planted at the name (ELOOP) and the like. A file
+            // this user may only read is left to SQLite, which opens it
+            // read-only (`cache failed` on another user's cache).
             throw CacheError(path: path, reason: "cannot open state database: \(String(cString: strerror(errno)))")
         }
-        close(fd)
         for file in [path, path + "-wal", path + "-shm"] {
             let f = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
             guard f >= 0 else { continue }
