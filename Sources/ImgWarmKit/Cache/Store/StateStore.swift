@@ -216,7 +216,12 @@ public final class StateStore: @unchecked Sendable {
         // their credentials and tokens: they become digests now, the text
         // for display redacted, so an older cache is cleaned on first open.
         m.registerMigration("v2") { db in
-            try db.alter(table: "failed_url") { t in t.add(column: "shown_url", .text) }
+            // Idempotent, as v1 is: runs that open a new database together
+            // may both get here (see `migrate`); the second then only fails
+            // to record "v2" again, and retries.
+            if try !db.columns(in: "failed_url").contains(where: { $0.name == "shown_url" }) {
+                try db.alter(table: "failed_url") { t in t.add(column: "shown_url", .text) }
+            }
             let rows = try Row.fetchAll(db, sql: "SELECT url, key, reason FROM failed_url")
             for row in rows {
                 let url: String = row["url"], key: String = row["key"], reason: String = row["reason"]
