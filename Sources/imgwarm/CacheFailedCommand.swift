@@ -8,8 +8,8 @@ struct CacheFailedCommand: ParsableCommand {
         abstract: "List (or clear) the failed-URL list: URLs skipped as `blocked` until --retry-failed.",
         discussion: """
         One line per URL: time, error class, HTTP status, URL (credentials, tokens and fragments masked), reason. \
-        A URL that held credentials, a query or a fragment is kept only as a digest: warm --retry-failed retries it \
-        when a manifest still holds it.
+        A URL with '@', '?' or '#' (credentials, a query, a fragment) is kept only as a digest ("digest_only" in \
+        --json): warm --retry-failed retries it when a manifest still holds it.
         """
     )
 
@@ -51,7 +51,7 @@ struct CacheFailedCommand: ParsableCommand {
         }
         let digests = failed.filter(\.isDigest).count
         if digests > 0 {
-            printError("\(digests) of these URLs held credentials, a query or a fragment: the list keeps only their digest, "
+            printError("\(digests) of these URLs hold '@', '?' or '#' (where credentials, tokens and fragments go): the list keeps only their digest, "
                 + "so imgwarm cannot fetch them from it; `warm --retry-failed` retries them from a manifest that still holds them")
         }
     }

@@ -15,7 +15,7 @@ struct WarmRun {
         ErrorOutput.divertLibraryOutput(verbose: c.verbose)
         // Before any thread reads the list.
         Redaction.addQueryNames(c.redactQuery)
-        if c.insecure && !c.dryRun {
+        if c.insecure {
             printError("warning: --insecure: TLS certificates and host names are not verified; anyone on the network path can serve these images (the report records it)")
         }
         BufferAllocator.tuneForBulkBuffers()
