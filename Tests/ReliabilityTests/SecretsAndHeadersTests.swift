@@ -182,6 +182,25 @@ struct SecretsAndHeadersTests {
         #expect(sameOrigin["x-everywhere"] == "EVERY-VALUE" && sameOrigin["x-scoped"] == "SCOPED-VALUE")
     }
 
+    /// `--header @FILE`: the value reaches the server, and the process
+    /// list (what every local user reads) shows only the file's name.
+    @Test func headerFileKeepsTheValueOutOfTheProcessList() throws {
+        let f = try WarmFixture()
+        f.server.setFile("/img/slow.png", bytes: TinyPNG.make(seed: 5), contentType: "image/png")
+        let manifest = f.writeManifest([f.server.url("/slow/1500/img/slow.png")])
+        let headerFile = f.dir + "/auth.txt"
+        try "Authorization: Bearer ARGV-SECRET-VALUE\n".write(toFile: headerFile, atomically: true, encoding: .utf8)
+        let running = try BinaryRunner.start(["warm", manifest, "--cache", f.cache, "--progress", "none", "--header", "@" + headerFile])
+        #expect(f.server.waitFor { $0.requestCount(path: "/slow/1500/img/slow.png") == 1 })
+        let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(running.process.processIdentifier)/cmdline"))) ?? Data()
+        let result = running.wait(timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!cmdline.isEmpty)
+        #expect(cmdline.range(of: Data("ARGV-SECRET-VALUE".utf8)) == nil)
+        #expect(cmdline.range(of: Data(headerFile.utf8)) != nil)
+        #expect(f.server.lastRequestHeaders(path: "/slow/1500/img/slow.png")?["authorization"] == "Bearer ARGV-SECRET-VALUE")
+    }
+
     @Test func headerArgumentsAreCheckedWithoutQuotingThem() throws {
         let f = try WarmFixture()
         let manifest = f.writeManifest(f.servePNGs(1))
