@@ -153,7 +153,7 @@ import TestSupport
         let layout = CoilLayout()
         let index = try #require(layout.makeIndex(directory: dir) as? DiskLruIndex)
         try index.open(writable: true)
-        let facts = ResponseFacts(url: "https://a/1.png", contentType: "image/png", etag: "\"e1\"",
+        let facts = StoredResponse(url: "https://a/1.png", contentType: "image/png", etag: "\"e1\"",
                                   requestedAt: 1_700_000_000_000, receivedAt: 1_700_000_000_250)
         let names = ["https://a/1.png", "https://a/2.png"].map { layout.entryName(forKey: $0) }
         for name in names {
@@ -233,7 +233,7 @@ import TestSupport
     /// lines; read back as `readFrom` (14-29) reads it, `append` splitting at
     /// the first ':' (coil3/network/internal/utils.kt:9-13).
     @Test func coil3MetadataReadsBackAsCoilReadsIt() throws {
-        let facts = ResponseFacts(url: "https://x/y.png", contentType: "image/png", etag: "W/\"1:2\"",
+        let facts = StoredResponse(url: "https://x/y.png", contentType: "image/png", etag: "W/\"1:2\"",
                                   cacheControl: "max-age=60", date: "Wed, 25 Nov 2026 10:00:00 GMT",
                                   requestedAt: 1_764_064_800_000, receivedAt: 1_764_064_800_120)
         let text = String(decoding: CoilLayout.metadata(facts), as: UTF8.self)
@@ -288,11 +288,11 @@ import TestSupport
 
     /// `Uuid().v1()` (web_helper.dart:171): version 1, RFC 4122 variant,
     /// the time in 100 ns since 1582-10-15 split low-mid-high.
-    @Test func flutterFileNamesAreVersion1UUIDs() {
+    @Test func flutterFileNamesAreVersion1UUIDs() throws {
         // 1970-01-01T00:00:00Z is 0x01B21DD213814000 in UUID time.
         let uuid = FlutterLayout.uuidV1(timestamp100ns: 0, clockSequence: 0x1234, node: 0x0000_AABB_CCDD_EEFF)
         #expect(uuid == "13814000-1dd2-11b2-9234-abbbccddeeff")
-        let pattern = /^[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+        let pattern = try Regex("[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
         #expect(uuid.wholeMatch(of: pattern) != nil)
         #expect(FlutterLayout.defaultMaxObjects == 200 && FlutterLayout.defaultStalePeriod == 30 * 86_400)  // _config_io.dart:14-15
         #expect(FlutterLayout.storeKey == "libCachedImageData")  // default_cache_manager.dart:7

@@ -173,7 +173,7 @@ public final class Prefetcher: @unchecked Sendable {
                         return done(verdict, nil)
                     }
                     let facts = cache.index == nil ? nil
-                        : ResponseFacts.received(response, url: entry.url, now: Date().timeIntervalSince1970)
+                        : StoredResponse.received(response, url: entry.url, now: Date().timeIntervalSince1970)
                     writer.write(response.body, to: lookup, ticket: ticket, response: facts) { done(verdict, $0) }
                 case .notModified:
                     done(nil, writer.renew(lookup.name, ticket: ticket))

@@ -30,7 +30,7 @@ public final class SlowWriteStore: CacheStore, @unchecked Sendable {
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      keepExisting: Bool, response: ResponseFacts?) throws {
+                      keepExisting: Bool, response: StoredResponse?) throws {
         _ = try cache.store(bytes, for: name, replacing: previous, keepExisting: keepExisting,
                             response: response) { [pause] fd, raw in
             var offset = 0

@@ -14,7 +14,7 @@ public protocol CacheStore: AnyObject, Sendable {
     /// `store` with what the response said (Coil 3's metadata, flutter's
     /// eTag and validTill); the iOS layouts keep only the bytes.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-               keepExisting: Bool, response: ResponseFacts?) throws
+               keepExisting: Bool, response: StoredResponse?) throws
     /// A 304 kept the entry: renews its access time as the app's read does
     /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
@@ -22,7 +22,7 @@ public protocol CacheStore: AnyObject, Sendable {
 
 extension CacheStore {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      keepExisting: Bool, response: ResponseFacts?) throws {
+                      keepExisting: Bool, response: StoredResponse?) throws {
         try store(bytes, as: name, replacing: previous, keepExisting: keepExisting)
     }
 }
@@ -34,7 +34,7 @@ extension DiskCache: CacheStore {
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      keepExisting: Bool, response: ResponseFacts?) throws {
+                      keepExisting: Bool, response: StoredResponse?) throws {
         _ = try store(bytes, for: name, replacing: previous, keepExisting: keepExisting, response: response,
                       write: FileIO.writeAll)
     }
@@ -68,7 +68,7 @@ final class GatedStore: @unchecked Sendable {
     /// Writes `body` as the entry `lookup` found (replacing its file, if
     /// any) once every earlier ticket is decided and it fits. `then` may
     /// run on the thread that decides an earlier entry.
-    func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, ticket: Int?, response: ResponseFacts? = nil,
+    func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, ticket: Int?, response: StoredResponse? = nil,
                then: @escaping (StoreResult) -> Void) {
         guard let gate, let ticket else { return then(write(body, to: lookup, response: response)) }
         // Replacing a cached file (--refresh) is not new room.
@@ -84,7 +84,7 @@ final class GatedStore: @unchecked Sendable {
         return store.renew(name).map { .renewed(bytes: $0) } ?? .vanished
     }
 
-    private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, response: ResponseFacts?) -> StoreResult {
+    private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
         do {
             try body.withUnsafeBytes {
                 try store.store($0, as: lookup.name, replacing: lookup.existing?.path, keepExisting: lookup.unchecked,

@@ -5,7 +5,7 @@ import Glibc
 /// What a response said that a layout may keep next to the bytes: Coil 3's
 /// metadata file (`CacheNetworkResponse`), flutter_cache_manager's `eTag`,
 /// `validTill` and file extension. The iOS layouts keep none of it.
-public struct ResponseFacts: Sendable, Equatable {
+public struct StoredResponse: Sendable, Equatable {
     /// The URL the app requests (flutter's `url` column); not the key.
     public var url: String
     public var status: Int = 200
@@ -39,9 +39,9 @@ public struct ResponseFacts: Sendable, Equatable {
 
     /// The facts of a response of `url` received now, `elapsed` seconds
     /// after its request went out.
-    public static func received(_ response: DownloadResponse, url: String, now: Double) -> ResponseFacts {
+    public static func received(_ response: DownloadResponse, url: String, now: Double) -> StoredResponse {
         let received = Int64((now * 1000).rounded(.down))
-        return ResponseFacts(url: url, status: response.status, contentType: response.contentType, etag: response.etag,
+        return StoredResponse(url: url, status: response.status, contentType: response.contentType, etag: response.etag,
                              lastModified: response.lastModified, cacheControl: response.cacheControl,
                              expires: response.expires, date: response.date, age: response.age,
                              requestedAt: received - Int64((max(0, response.elapsed) * 1000).rounded()),
@@ -77,7 +77,7 @@ public protocol CacheIndex: AnyObject, Sendable {
     /// entry, the whole new one, or none. `write` copies bytes into a temp
     /// file (the kill tests slow it down). `keepExisting`: an entry the
     /// index holds now is kept.
-    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: ResponseFacts?, keepExisting: Bool,
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?, keepExisting: Bool,
                write: (Int32, UnsafeRawBufferPointer) -> Int32) throws
 
     /// Whether a file (relative to the cache folder) holds an entry's image

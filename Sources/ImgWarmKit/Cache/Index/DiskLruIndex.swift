@@ -47,7 +47,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     public let defaultMaxSize: UInt64
     let layoutName: String
     /// The metadata value (Coil's `<key>.0`) for a response.
-    let metadata: @Sendable (ResponseFacts?) -> [UInt8]
+    let metadata: @Sendable (StoredResponse?) -> [UInt8]
 
     private let lock = NSLock()
     // Guarded by `lock`:
@@ -68,7 +68,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     static let readBatchBytes = 32 << 10
 
     init(directory: String, journal: DiskLruJournal, imageValue: Int, defaultMaxSize: UInt64, layoutName: String,
-         metadata: @escaping @Sendable (ResponseFacts?) -> [UInt8] = { _ in [] }) {
+         metadata: @escaping @Sendable (StoredResponse?) -> [UInt8] = { _ in [] }) {
         self.directory = directory
         self.journal = journal
         self.imageValue = imageValue
@@ -78,8 +78,8 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     }
 
     deinit {
-        if journalFD >= 0 { close(journalFD) }
-        if folderFD >= 0 { close(folderFD) }
+        if journalFD >= 0 { Glibc.close(journalFD) }
+        if folderFD >= 0 { Glibc.close(folderFD) }
     }
 
     /// `<key>` of a value file name `<key>.<n>`.
@@ -160,7 +160,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     private func readJournal(_ name: String) throws -> DiskLruJournal.Contents {
         let fd = openat(folderFD, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw failure(name, "cannot read") }
-        defer { close(fd) }
+        defer { Glibc.close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -192,7 +192,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     }
 
     private func openAppend() throws {
-        if journalFD >= 0 { close(journalFD) }
+        if journalFD >= 0 { Glibc.close(journalFD) }
         journalFD = openat(folderFD, Self.journalName, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
         if journalFD < 0 { throw failure(Self.journalName, "cannot open for appending") }
     }
@@ -253,7 +253,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         var e = text.withUnsafeBytes { FileIO.writeAll(fd, $0) }
         // The new journal is durable before it replaces the old one.
         if e == 0 && fsync(fd) != 0 { e = errno }
-        if close(fd) != 0 && e == 0 { e = errno }
+        if Glibc.close(fd) != 0 && e == 0 { e = errno }
         if e != 0 {
             unlinkat(folderFD, Self.tempName, 0)
             throw failure(Self.tempName, "cannot write", e)
@@ -323,7 +323,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         if pendingReads.count >= Self.readBatchBytes { try? flushReadsLocked() }
     }
 
-    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: ResponseFacts?,
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?,
                       keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
         let key = key(of: name)
         let meta = journal.valueCount > 1 ? metadata(response) : []
@@ -352,7 +352,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                 e = meta.withUnsafeBytes { FileIO.writeAll(fd, $0) }
                 lengths.append(Int64(meta.count))
             }
-            if close(fd) != 0 && e == 0 { e = errno }
+            if Glibc.close(fd) != 0 && e == 0 { e = errno }
             if e != 0 { throw CacheError(path: directory + "/\(key).\(i)", reason: "write failed: \(errnoString(e))", errno: e) }
         }
 

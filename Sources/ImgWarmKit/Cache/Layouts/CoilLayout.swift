@@ -48,7 +48,7 @@ public struct CoilLayout: CacheLayout {
 
     /// `CacheNetworkResponse.writeTo`. Header values with a line break
     /// (none from curl) would end the record early: left out.
-    public static func metadata(_ response: ResponseFacts?) -> [UInt8] {
+    public static func metadata(_ response: StoredResponse?) -> [UInt8] {
         guard let response else { return [] }
         let headers: [(String, String?)] = [
             ("content-type", response.contentType), ("etag", response.etag),

@@ -217,7 +217,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
 
     public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
         guard let queue = currentQueue(),
-              let found = try? queue.read({ try Self.row($0, key: name.storedName) }), let row = found else { return nil }
+              let found = try? queue.read({ try Self.row($0, key: name.storedName) }) as Row??, let row = found else { return nil }
         return file(row)
     }
 
@@ -267,7 +267,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         return FlutterLayout.uuidV1(timestamp100ns: t, clockSequence: clockSequence, node: node)
     }
 
-    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: ResponseFacts?,
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?,
                       keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
         let key = name.storedName
         let received = response?.receivedAt ?? Self.nowMilliseconds()
@@ -283,7 +283,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
         }
         var e = write(fd, bytes)
-        if close(fd) != 0 && e == 0 { e = errno }
+        if Glibc.close(fd) != 0 && e == 0 { e = errno }
         defer { unlink(temp) }  // gone once renamed
         if e != 0 { throw CacheError(path: filesDirectory + "/" + relativePath, reason: "write failed: \(errnoString(e))", errno: e) }
 
@@ -322,7 +322,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     /// The row `WebHelper._manageResponse` then `CacheStore.putFile` leave:
     /// url, key, the new relativePath, eTag, validTill, touched now, length.
     private func record(_ db: Database, _ existing: Row?, _ key: String, _ relativePath: String, _ length: Int,
-                        _ response: ResponseFacts?, _ received: Int64, _ replaced: inout String?) throws -> Database.TransactionCompletion {
+                        _ response: StoredResponse?, _ received: Int64, _ replaced: inout String?) throws -> Database.TransactionCompletion {
         let validTill = FlutterLayout.validTill(cacheControl: response?.cacheControl, receivedAt: received)
         let arguments: StatementArguments = [response?.url ?? key, key, relativePath, response?.etag, validTill,
                                              Self.nowMilliseconds(), length]

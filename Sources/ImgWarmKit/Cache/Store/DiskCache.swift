@@ -243,7 +243,7 @@ public final class DiskCache: @unchecked Sendable {
     /// `store` with the copy into the temp file done by `write` (the test
     /// store `SlowWriteStore` passes a slow one).
     func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?, keepExisting: Bool,
-                                   response: ResponseFacts? = nil,
+                                   response: StoredResponse? = nil,
                                    write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
         if let index {
             try bytes.withUnsafeBytes {
