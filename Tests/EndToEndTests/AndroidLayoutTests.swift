@@ -147,6 +147,31 @@ import TestSupport
         #expect(verify.status == 3, "\(verify.stderr)")
     }
 
+    /// What a kill between an entry's DIRTY and CLEAN lines leaves: OkHttp
+    /// drops that entry (`processJournal` deletes its files) and reads the
+    /// rest; the next warm fetches it again and publishes it.
+    @Test(.enabled(if: runsOrFailsUnderCI(javaAvailable), "needs javac, java, libokhttp-java, libokio-java"))
+    func aDirtyLineWithoutCleanIsAMissThatTheNextWarmRepairs() throws {
+        let lib = Self.diskLruLayouts[1]
+        let f = try WarmFixture()
+        let urls = f.servePNGs(5)
+        let manifest = f.writeManifest(urls)
+        #expect(try f.warm([manifest, "--layout", lib.layout]).status == 0)
+        let key0 = Self.sha256(Array(urls[0].utf8))
+        let handle = try #require(FileHandle(forWritingAtPath: f.cache + "/journal"))
+        handle.seekToEndOfFile()
+        handle.write(Data("DIRTY \(key0)\n".utf8))
+        handle.closeFile()
+        var expected: [String: [UInt8]] = [:]
+        for url in urls { expected[Self.sha256(Array(url.utf8))] = f.served[String(url.dropFirst(f.server.baseURL.count))] }
+        Self.expectReadsBack(try Self.readWithOkHttp(f.cache, lib), lib, expected: expected.filter { $0.key != key0 })
+        let report = f.dir + "/r.json"
+        #expect(try f.warm([manifest, "--layout", lib.layout, "--report", report]).status == 0)
+        let outcomes = try f.report(report).entries.map { $0["outcome"] as? String }
+        #expect(outcomes == ["downloaded", "cached", "cached", "cached", "cached"])
+        Self.expectReadsBack(try Self.readWithOkHttp(f.cache, lib), lib, expected: expected)
+    }
+
     /// Two warms at once on one folder, overlapping, with slow writes:
     /// OkHttp opens the result and reads every entry.
     @Test(.enabled(if: runsOrFailsUnderCI(javaAvailable), "needs javac, java, libokhttp-java, libokio-java"),

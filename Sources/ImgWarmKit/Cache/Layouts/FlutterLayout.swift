@@ -184,7 +184,18 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
                     throw CacheError(path: self.databasePath, reason: "no cacheObject table with \(missing.joined(separator: ", ")); not flutter_cache_manager's database, left as it is")
                 }
             }
-            if writable { try q.writeWithoutTransaction { try check($0) } } else { try q.read { try check($0) } }
+            // One IMMEDIATE transaction for the check and the creation: a
+            // second run waits for it and then sees the whole schema, and a
+            // kill leaves no table without its version (sqflite, too, runs
+            // onCreate and sets the version in one transaction).
+            if writable {
+                try q.inTransaction(.immediate) { db in
+                    try check(db)
+                    return .commit
+                }
+            } else {
+                try q.read { try check($0) }
+            }
             queue = q
         } catch let error as CacheError {
             throw error
