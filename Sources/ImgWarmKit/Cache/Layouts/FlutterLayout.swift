@@ -162,6 +162,15 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         var config = Configuration()
         config.busyMode = .timeout(30)
         config.readonly = !writable
+        // No fsync per store: with one transaction per entry, fsync made a
+        // 3,000-image warm on ext4 take 43 s instead of 6. Without it the
+        // database still survives a killed run (sqlite: "If the application
+        // running SQLite crashes, the data will be safe"; the kill tests),
+        // only not a power loss of the build machine, after which the run
+        // is repeated. The rollback journal stays the default (DELETE):
+        // WAL would be stored in the file and change how the app's sqflite
+        // opens it.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
         do {
             let q = try DatabaseQueue(path: databasePath, configuration: config)
             let check: (Database) throws -> Void = { db in
