@@ -34,11 +34,11 @@ struct CachePruneCommand: ParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
-    @Option(help: ArgumentHelp("Remove files whose date is at or before now minus this (e.g. 30d, 12h). sdwebimage only.", valueName: "duration"),
+    @Option(help: ArgumentHelp("Remove files whose date is at or before now minus this (e.g. 30d, 12h). sdwebimage; flutter (rows by touched) [30d].", valueName: "duration"),
             transform: { try Parse.duration($0) })
     var maxAge: Double?
 
-    @Option(help: ArgumentHelp("Then trim while the size is above this (e.g. 20G, 500MiB; 0: no limit). [nuke: 150MiB]", valueName: "size"),
+    @Option(help: ArgumentHelp("Then trim while the size is above this (e.g. 20G, 500MiB; 0: no limit). [nuke: 150MiB; glide, coil, coil2: 250MiB]", valueName: "size"),
             transform: { try Parse.size($0) })
     var maxSize: UInt64?
 
