@@ -196,6 +196,44 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: dir + "/journal.tmp"))
     }
 
+    /// The rebuild comes when the library's comes: Glide at the 2,000th
+    /// redundant line when there are no more entries than that
+    /// (DiskLruCache.java:601-605; a new entry's DIRTY line is one), and what
+    /// it leaves is one CLEAN line per entry that OkHttp's DiskLruCache reads
+    /// back whole.
+    @Test func journalIsRebuiltAtTheLibrarysThresholdAndStaysReadable() throws {
+        let dir = makeTempDirectory("imgwarm-journal-rebuild")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try DiskCache.makeDirectories(dir + "/.imgwarm/tmp")
+        let layout = GlideLayout()
+        let index = try #require(layout.makeIndex(directory: dir))
+        try index.open(writable: true)
+        func store(_ i: Int) throws {
+            try Array("image \(i)".utf8).withUnsafeBytes {
+                try index.store($0, as: layout.entryName(forKey: "https://a/\(i)"), response: nil, keepExisting: false,
+                                write: { FileIO.writeAll($0, $1) })
+            }
+        }
+        for i in 0..<1999 { try store(i) }
+        var lines = try String(contentsOfFile: dir + "/journal", encoding: .utf8).split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("DIRTY ") }.count == 1999)
+        try store(1999)
+        lines = try String(contentsOfFile: dir + "/journal", encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4 + 2000)  // the header (its blank line split away) and one CLEAN each
+        #expect(lines.dropFirst(4).allSatisfy { $0.hasPrefix("CLEAN ") })
+        #expect(!FileManager.default.fileExists(atPath: dir + "/journal.bkp"))
+        // READ lines count too: 2,000 reads of 2,000 entries rebuild again.
+        for i in 0..<2000 { index.recordHit(layout.entryName(forKey: "https://a/\(i)")) }
+        try index.close()
+        lines = try String(contentsOfFile: dir + "/journal", encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4 + 2000 && lines.dropFirst(4).allSatisfy { $0.hasPrefix("CLEAN ") })
+        guard let reader = DiskLruReader.needed() else { return }
+        let reading = try reader.read(dir, appVersion: 1, valueCount: 1)
+        #expect(reading.status == 0 && !reading.stderr.contains("corrupt"), "\(reading.stderr)")
+        #expect(reading.entries.count == 2000)
+        #expect(reading.entries[GlideLayout.diskKey("https://a/7")]?.first?.length == "image 7".utf8.count)
+    }
+
     /// `experimentalOpen` (DiskLruCache.java:235-245): a backup without a
     /// journal becomes the journal; with one it is deleted.
     @Test func backupJournalHandling() throws {

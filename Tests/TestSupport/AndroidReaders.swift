@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// OkHttp's DiskLruCache (Debian's libokhttp-java, OkHttp 3.13) run on a
 /// folder through `Tests/AndroidReader/DiskLruRead.java`: a reader of
@@ -26,6 +27,19 @@ public struct DiskLruReader: Sendable {
     /// The reader, or nil when java, javac or the jars are missing (under
     /// CI=true the calling test then fails, see `neededTool`).
     public static var shared: DiskLruReader? { compiled.value }
+
+    /// The reader, or nil after a visible note (a failure under CI=true),
+    /// as `neededTool` does for a missing tool.
+    public static func needed(sourceLocation: SourceLocation = #_sourceLocation) -> DiskLruReader? {
+        if let reader = shared { return reader }
+        let what = "javac/java, libokhttp-java or libokio-java not found: reading with OkHttp's DiskLruCache did not run"
+        if isCI {
+            Issue.record(Comment(rawValue: what + " (CI=true: scripts/setup.sh installs them)"), sourceLocation: sourceLocation)
+        } else {
+            print("note: skipped: \(what) (run scripts/setup.sh)")
+        }
+        return nil
+    }
 
     /// The jars of a Debian package, from its file list.
     static func jar(_ package: String, named name: String) -> String? {

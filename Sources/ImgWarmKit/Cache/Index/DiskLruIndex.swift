@@ -226,8 +226,10 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         try withJournalLock {
             try reopenIfReplaced()
             try append(pendingReads)
+            pendingReads.removeAll(keepingCapacity: true)
+            // `get` schedules the rebuild too when READ lines made it due.
+            if try rebuildIfRequiredLocked() { nextTouch = contents.lineCount + 1 }
         }
-        pendingReads.removeAll(keepingCapacity: true)
     }
 
     // MARK: Rebuild
