@@ -28,8 +28,12 @@ struct WarmRun {
             if FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) {
                 state = try? StateStore(cache: cache)
             }
+            try cache.openIndex(writable: false)
         } else {
             try cache.prepare()
+            // The journal or database is read (and made when missing) before
+            // the first lookup; one of another version stops the run here.
+            try cache.openIndex(writable: true)
             lock = try CacheLock(cache: cache, mode: .shared)
             cache.cleanStaleTempFiles()
             state = try StateStore(cache: cache)
@@ -127,6 +131,8 @@ struct WarmRun {
         let signals = SignalWatcher { _ in prefetcher.cancel() }
         progress.start()
         prefetcher.run()  // shuts the engine down when done
+        // The READ lines and touched dates still buffered.
+        do { try cache.closeIndex() } catch { printError("\(error)") }
         progress.stop()
         signals.stop()
 
