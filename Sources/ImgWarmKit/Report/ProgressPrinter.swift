@@ -55,12 +55,15 @@ public final class ProgressPrinter: @unchecked Sendable {
 
     /// Prints a line above the bar (a failure, a verbose entry): the bar
     /// is erased, the line written, the bar redrawn below it, in one write.
+    /// The line holds server and manifest text: escaped here, the one sink
+    /// (`TerminalText`).
     public func printLine(_ line: String) {
+        let text = TerminalText.escaped(line)
         lock.lock()
         defer { lock.unlock() }
         var s = ""
         if barVisible { s += Self.clearLine }
-        s += line + "\n"
+        s += text + "\n"
         if barVisible { s += barText() }
         Self.write(s)
     }
