@@ -70,13 +70,11 @@ struct CachePruneCommand: ParsableCommand {
         options.pinned = try loadPinned(layout: cache.layout)
         // Share the cache with concurrent warms; keep `cache clear --all`
         // out meanwhile. A cache no imgwarm run has used gets no lock file
-        // (and a dry run touches nothing).
-        var lock: CacheLock?
-        if !options.dryRun, FileManager.default.fileExists(atPath: cache.stateDirectory) {
-            lock = try CacheLock(cache: cache, mode: .shared)
-        }
-        defer { withExtendedLifetime(lock) {} }
-        let result = try CachePruner(directory: cache.directory, options: options).run()
+        // (and a dry run touches nothing). The walk and every removal go
+        // relative to the folder the session opened.
+        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
+        defer { withExtendedLifetime(session) {} }
+        let result = try CachePruner(root: cache.rootFolder!, options: options).run()
         let out = OutputLines()
         if json {
             PruneReport.json(result, includeFiles: dryRun) { out.write($0) }

@@ -27,7 +27,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
     /// Stores go through descriptors of the cache and temp folders. After
     /// `cache clear --all` removed the state folder (the temp folder with
     /// it) between two stores, the next store makes the folders again and
-    /// lands under its name, as by path; a kept file stays kept.
+    /// lands under its name, as by path; a file at the name is replaced.
     @Test func storeAfterTheTempFolderWasRemovedMakesItAgain() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -38,16 +38,18 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         let path = try cache.store([2, 3], for: cache.fileName(forKey: "https://e/b.png"))
         #expect(path == dir + "/" + cache.fileName(forKey: "https://e/b.png").storedName)
         #expect(FileManager.default.contents(atPath: path) == Data([2, 3]))
-        let kept = try cache.store([9], for: cache.fileName(forKey: "https://e/b.png"), keepExisting: true)
-        #expect(FileManager.default.contents(atPath: kept) == Data([2, 3]))
+        let replaced = try cache.store([9], for: cache.fileName(forKey: "https://e/b.png"), likelyNew: true)
+        #expect(FileManager.default.contents(atPath: replaced) == Data([9]))
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
     }
 
-    /// A new entry on a cache that was empty at the start (`keepExisting`)
+    /// A new entry on a cache that was empty at the start (`likelyNew`)
     /// is written as an unnamed file (O_TMPFILE) and linked in: while its
-    /// bytes are being written no name exists for it anywhere, a name
-    /// already there wins, and a replacement still goes through a temp
-    /// file and rename(2).
+    /// bytes are being written no name exists for it anywhere. A file
+    /// already at the name (another run's, or a neighbour's planted while
+    /// this one downloaded) is replaced through a temp file and rename(2),
+    /// so the name holds what this run wrote (issue 22), as a replacement
+    /// always does.
     @Test func newEntriesAreWrittenUnnamedThenLinked() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -65,19 +67,19 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         if unnamed { close(probe) } else { print("DiskCacheTests: no O_TMPFILE in \(dir); new entries use a temp file there") }
         let name = cache.fileName(forKey: "https://example.com/a.png")
         var seenWhileWriting: [String]? = nil
-        let path = try cache.store([1, 2, 3], for: name, replacing: nil, keepExisting: true) { fd, bytes in
+        let path = try cache.store([1, 2, 3], for: name, replacing: nil, likelyNew: true) { fd, bytes in
             seenWhileWriting = try? names()
             return FileIO.writeAll(fd, bytes)
         }
         #expect(seenWhileWriting?.count == (unnamed ? 0 : 1))
         #expect(fm.contents(atPath: path) == Data([1, 2, 3]))
-        // Another run's whole copy under the name wins.
-        _ = try cache.store([7, 7], for: name, replacing: nil, keepExisting: true, write: FileIO.writeAll)
-        #expect(fm.contents(atPath: path) == Data([1, 2, 3]))
+        // A file under the name is replaced by this run's bytes.
+        _ = try cache.store([7, 7], for: name, replacing: nil, likelyNew: true, write: FileIO.writeAll)
+        #expect(fm.contents(atPath: path) == Data([7, 7]))
         #expect(try names() == [(path as NSString).lastPathComponent])
         // Replacing: a temp file under .imgwarm/tmp while writing, then rename.
         var tempWhileWriting: [String] = []
-        _ = try cache.store([4, 5], for: name, replacing: path, keepExisting: false) { fd, bytes in
+        _ = try cache.store([4, 5], for: name, replacing: path, likelyNew: false) { fd, bytes in
             tempWhileWriting = (try? fm.contentsOfDirectory(atPath: cache.tempDirectory)) ?? []
             return FileIO.writeAll(fd, bytes)
         }

@@ -19,6 +19,8 @@ typedef struct {
     int64_t mtime_ns;
     int64_t ctime_ns;
     int64_t btime_ns;     /* 0 unless has_btime */
+    uint64_t device;      /* st_dev and st_ino: which file this is */
+    uint64_t inode;
 } imgwarm_stat;
 
 /* statx(dirfd, name, AT_SYMLINK_NOFOLLOW) into `out`; falls back to
@@ -102,8 +104,49 @@ int imgwarm_link_unnamed(int fd, int dirfd, const char *name);
  * when both were taken; 0 elsewhere (another C library). */
 int imgwarm_malloc_thresholds(int mmap_threshold, int trim_threshold);
 
+/* A folder opened relative to `dirfd` (AT_FDCWD: `name` is a path) with
+ * O_DIRECTORY | O_NOFOLLOW: a symbolic link as the last component is
+ * refused (ELOOP, or ENOTDIR with O_PATH), never followed. `listing`: 1
+ * opens it for reading (getdents), 0 with O_PATH (enough for the *at calls,
+ * needing no read permission). Returns the fd, or -errno. */
+int imgwarm_open_folder_at(int dirfd, const char *name, int listing);
+
+/* What a file or folder is, for the checks that compare a folder with the
+ * one listed earlier (device and inode) and judge who may change it. */
+typedef struct {
+    uint64_t device;
+    uint64_t inode;
+    uint64_t links;
+    uint32_t owner;
+    uint32_t mode;
+} imgwarm_identity_t;
+
+/* fstat(fd) into `out`. Returns 0, or the errno value. */
+int imgwarm_identity(int fd, imgwarm_identity_t *out);
+
+/* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) into `out`: a symbolic link
+ * is described, not followed. Returns 0, or the errno value. */
+int imgwarm_identity_at(int dirfd, const char *name, imgwarm_identity_t *out);
+
+/* openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK), with O_NOATIME
+ * when `noatime`: a symbolic link at the name is refused (ELOOP), and a
+ * FIFO does not block the open. Returns the fd, or -errno. */
+int imgwarm_open_file_at(int dirfd, const char *name, int noatime);
+
+/* utimensat(dirfd, name, AT_SYMLINK_NOFOLLOW): the given access and
+ * modification times when `layout_times`, else access now and modification
+ * left alone (a disk hit as SDWebImage renews it). Returns 0, or errno. */
+int imgwarm_touch_at(int dirfd, const char *name, int64_t atime_sec, int64_t atime_nsec, int64_t mtime_sec,
+                     int64_t mtime_nsec, int layout_times);
+
+/* 64 bits no other process can predict (SipHash-2-4 of `counter` under a
+ * key drawn once per process from getrandom): the unpredictable part of a
+ * temp file's name. */
+uint64_t imgwarm_unpredictable(uint64_t counter);
+
 /* d_type values (from <dirent.h>, which Swift imports without them on some
  * toolchains). */
-enum { IMGWARM_DT_UNKNOWN = 0, IMGWARM_DT_DIR = 4, IMGWARM_DT_REG = 8 };
+enum { IMGWARM_DT_UNKNOWN = 0, IMGWARM_DT_FIFO = 1, IMGWARM_DT_CHR = 2, IMGWARM_DT_DIR = 4, IMGWARM_DT_BLK = 6,
+       IMGWARM_DT_REG = 8, IMGWARM_DT_LNK = 10, IMGWARM_DT_SOCK = 12 };
 
 #endif

@@ -152,6 +152,13 @@ public struct PruneResult {
                 firstFailure = CacheError(path: inventory.relativePath(record),
                                           reason: "cannot remove: \(errnoString(e))", errno: e)
             }
+        case .folderReplaced:
+            failed += 1
+            if firstFailure == nil {
+                firstFailure = CacheError(path: inventory.relativePath(record),
+                                          reason: "not removed: its folder was replaced since the listing (a symbolic link "
+                                              + "or another folder now); nothing is removed in it", errno: ESTALE)
+            }
         }
     }
 

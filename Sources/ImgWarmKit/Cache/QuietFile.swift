@@ -45,6 +45,25 @@ struct QuietFile {
         return .success(QuietFile(fd: plain, accessTimeBefore: st.st_atim))
     }
 
+    /// Opens `name` in the folder `dirfd` read-only and without following a
+    /// link (a symbolic link at the name is ELOOP); otherwise as `open`.
+    static func open(in dirfd: Int32, name: UnsafePointer<CChar>, noatime: Bool = true) -> Result<QuietFile, Errno> {
+        if noatime {
+            let fd = imgwarm_open_file_at(dirfd, name, 1)
+            if fd >= 0 { return .success(QuietFile(fd: fd, accessTimeBefore: nil)) }
+            guard -fd == EPERM else { return .failure(Errno(-fd)) }
+        }
+        let plain = imgwarm_open_file_at(dirfd, name, 0)
+        if plain < 0 { return .failure(Errno(-plain)) }
+        var st = stat()
+        guard fstat(plain, &st) == 0 else {
+            let e = errno
+            Glibc.close(plain)
+            return .failure(Errno(e))
+        }
+        return .success(QuietFile(fd: plain, accessTimeBefore: st.st_atim))
+    }
+
     /// Closes the file, first putting its access time back if the read
     /// moved it.
     func close() {

@@ -25,8 +25,8 @@ public final class SlowWriteStore: CacheStore, @unchecked Sendable {
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      keepExisting: Bool) throws {
-        _ = try cache.store(bytes, for: name, replacing: previous, keepExisting: keepExisting) { [pause] fd, raw in
+                      likelyNew: Bool) throws {
+        _ = try cache.store(bytes, for: name, replacing: previous, likelyNew: likelyNew) { [pause] fd, raw in
             var offset = 0
             while offset < raw.count {
                 usleep(pause)

@@ -7,10 +7,12 @@ public protocol CacheStore: AnyObject, Sendable {
     /// Writes `bytes` as the entry `name`: a reader (the app, another run,
     /// prune) sees the old file or the whole new one, never a part.
     /// `previous`: the path of the file the entry had, removed when the new
-    /// name differs. `keepExisting`: a file under the name now (another
-    /// run's) is kept and `bytes` dropped. Throws `CacheError`.
+    /// name differs. Whatever is at the name is replaced, so the name holds
+    /// `bytes` when this returns. `likelyNew`: the name was not looked up
+    /// (a cache empty at the start) and is most likely free. Throws
+    /// `CacheError`.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-               keepExisting: Bool) throws
+               likelyNew: Bool) throws
     /// A 304 kept the entry: renews its access time as the app's read does
     /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
@@ -18,13 +20,13 @@ public protocol CacheStore: AnyObject, Sendable {
 
 extension DiskCache: CacheStore {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      keepExisting: Bool) throws {
-        try store(bytes, for: name, replacing: previous, keepExisting: keepExisting)
+                      likelyNew: Bool) throws {
+        try store(bytes, for: name, replacing: previous, likelyNew: likelyNew)
     }
 
     public func renew(_ name: CacheEntryName) -> Int64? {
         guard let entry = existingEntry(for: name) else { return nil }
-        renewAccessTime(path: entry.path)
+        renewAccessTime(entry)
         return entry.size
     }
 }
@@ -69,7 +71,7 @@ final class GatedStore: @unchecked Sendable {
     private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup) -> StoreResult {
         do {
             try body.withUnsafeBytes {
-                try store.store($0, as: lookup.name, replacing: lookup.existing?.path, keepExisting: lookup.unchecked)
+                try store.store($0, as: lookup.name, replacing: lookup.existing?.path, likelyNew: lookup.unchecked)
             }
             return .stored
         } catch let error as CacheError {
