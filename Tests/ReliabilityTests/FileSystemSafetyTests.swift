@@ -155,7 +155,7 @@ func owner(_ path: String) -> uid_t? {
 @Suite(.serialized) struct RacedFolderSwaps {
     /// `cache/a/b/<names>`: the walk opens `a`, then `b`; a path-based
     /// delete of `cache/a/b/x` follows `a` when it is a link.
-    static let fileNames = (0..<40).map { String(format: "%032x.png", $0 + 1) }
+    static let fileNames = (0..<100).map { String(format: "%032x.png", $0 + 1) }
 
     /// Moves `cache/a` aside and puts a link to the victim at its name,
     /// then back, in a loop on its own thread until stopped.
@@ -169,12 +169,16 @@ func owner(_ path: String) -> uid_t? {
             let a = cache + "/a", aside = cache + "/a.aside"
             let thread = Thread { [self] in
                 while true {
+                    // A link most of the time, the folder now and then:
+                    // a walk enters the real folder, and what it does
+                    // next meets the link.
                     if rename(a, aside) == 0 {
                         symlink(victim, a)
-                        sched_yield()
+                        usleep(400)
                         unlink(a)
                         rename(aside, a)
                     }
+                    usleep(150)
                     lock.lock()
                     count += 1
                     let go = running
@@ -213,7 +217,7 @@ func owner(_ path: String) -> uid_t? {
             }
         }
         let before = victim.snapshot()
-        let rounds = 25
+        let rounds = 20
         var swapsSeen = 0
         var removedSomewhere = 0
         for round in 0..<rounds {
@@ -232,7 +236,9 @@ func owner(_ path: String) -> uid_t? {
             switch command {
             case .verifyDelete: args = ["cache", "verify", "--delete"]
             case .clear: args = ["cache", "clear"]
-            case .prune: args = ["cache", "prune", "--max-age", "1d"]
+            // By modification date: reading the victim (its snapshot)
+            // renews access dates, which would hide a following prune.
+            case .prune: args = ["cache", "prune", "--max-age", "1d", "--expire-type", "modification"]
             }
             let r = try BinaryRunner.run(args + ["--cache", cache])
             swapsSeen += swapper.stop()

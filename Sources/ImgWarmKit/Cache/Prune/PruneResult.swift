@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The outcome of `cache prune` (or, with a dry run, what it would do).
 /// Byte counts are what the layout sums: allocated bytes (blocks on disk)
 /// for SDWebImage and Nuke, logical lengths for Kingfisher.

@@ -470,6 +470,13 @@ public final class DiskCache: @unchecked Sendable {
         }
     }
 
+    /// `renewAccessTime` for the file at `path` (in the cache folder:
+    /// relative to its descriptor), without following a link.
+    public func renewAccessTime(path: String) {
+        let name = path.hasPrefix(entryPathPrefix) ? String(path.dropFirst(entryPathPrefix.count)) : path
+        renewAccessTime(ExistingEntry(name: name, path: path, size: 0))
+    }
+
     /// Sets the layout's dates on a file being stored; 0 or an errno.
     private func setTimes(fd: Int32) -> Int32 {
         guard var times = layoutTimes() else { return 0 }

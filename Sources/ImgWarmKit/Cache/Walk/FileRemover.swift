@@ -46,6 +46,15 @@ final class FileRemover {
         self.dryRun = dryRun
     }
 
+    /// A remover for the files of `directory` itself (no sub-folders),
+    /// opened here with O_NOFOLLOW.
+    convenience init(directory: String, policy: PrunePolicy, dryRun: Bool) throws {
+        let root = try FolderHandle.open(directory, in: AT_FDCWD, path: directory, listing: true)
+        let inventory = CacheInventory()
+        inventory.directoryIdentities = [root.identity]
+        self.init(root: root, inventory: inventory, policy: policy, dryRun: dryRun)
+    }
+
     deinit {
         for fd in folderFds.values where fd >= 0 { close(fd) }
     }
