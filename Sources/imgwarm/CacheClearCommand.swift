@@ -6,7 +6,8 @@ struct CacheClearCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clear",
         abstract: "Remove every cache entry (and imgwarm's state too with --all).",
-        discussion: "Hidden files and folders other than imgwarm's own state are left alone, as SDWebImage leaves them."
+        discussion: "Hidden files and folders other than imgwarm's own state are left alone, as SDWebImage leaves them. "
+            + "Exit status 3 when --all could not remove the state folder (the entries are removed all the same)."
     )
 
     @OptionGroup var cacheOptions: CacheOptions

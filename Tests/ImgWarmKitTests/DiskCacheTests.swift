@@ -88,6 +88,52 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         #expect(try fm.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
     }
 
+    /// What may count as an entry (issue 22): regular files only, and in
+    /// a folder others may write only the running user's.
+    @Test(arguments: [
+        (S_IFREG, uid_t(1000), false, true),
+        (S_IFREG, 1000, true, true),    // ours, in a shared folder
+        (S_IFREG, 65534, false, true),  // another user's, in a folder only we write (root put it there)
+        (S_IFREG, 65534, true, false),  // another user's, in a shared folder: anyone's
+        (S_IFREG, 0, true, false),      // root's, when root is not the one running
+        (S_IFLNK, 1000, false, false),
+        (S_IFIFO, 1000, false, false),
+        (S_IFDIR, 1000, false, false),
+        (S_IFSOCK, 1000, false, false),
+    ] as [(mode_t, uid_t, Bool, Bool)])
+    func whatCountsAsAnEntry(_ type: mode_t, _ owner: uid_t, _ othersMayWrite: Bool, _ counts: Bool) {
+        #expect(DiskCache.countsAsEntry(type: type, owner: owner, runningUser: 1000, othersMayWrite: othersMayWrite) == counts)
+    }
+
+    /// Temp names: `PID-TAG-TOKEN.tmp`, TOKEN 16 hex digits that differ
+    /// from one file to the next and follow no counter.
+    @Test func tempNamesAreUnpredictable() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        var seen: [String] = []
+        for i in 0..<3 {
+            // A replacement goes through a temp file: watch its name.
+            try cache.store([UInt8(i)], for: cache.fileName(forKey: "k"))
+            _ = try cache.store([1, 2], for: cache.fileName(forKey: "k"), replacing: nil, likelyNew: false) { fd, bytes in
+                seen += (try? FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory)) ?? []
+                return FileIO.writeAll(fd, bytes)
+            }
+        }
+        #expect(seen.count == 3)
+        for name in seen {
+            let parts = name.dropLast(4).split(separator: "-")
+            #expect(name.hasSuffix(".tmp") && parts.count == 3)
+            #expect(parts[0] == Substring(String(getpid())) && parts[1] == Substring(DiskCache.processTag))
+            #expect(parts[2].count == 16 && parts[2].allSatisfy(\.isHexDigit))
+        }
+        #expect(Set(seen).count == 3)
+        // Consecutive counters give unrelated tokens (no shared prefix run).
+        let tokens = seen.map { $0.split(separator: "-")[2].prefix(16) }
+        #expect(tokens[0].prefix(8) != tokens[1].prefix(8) || tokens[1].prefix(8) != tokens[2].prefix(8))
+    }
+
     @Test func lookupFallsBackToTheBareMD5() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -85,8 +85,7 @@ public final class AtomicFileWriter {
     public func commit() throws {
         flush()
         committed = true
-        _ = try FileIO.closeAndRename(fd, writeError: failed, temp: (folder, tempName), final: (folder, name),
-                                      finalPath: path, keepExisting: false)
+        try FileIO.closeAndRename(fd, writeError: failed, temp: (folder, tempName), final: (folder, name), finalPath: path)
     }
 }
 

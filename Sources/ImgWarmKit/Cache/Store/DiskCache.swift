@@ -268,12 +268,21 @@ public final class DiskCache: @unchecked Sendable {
             let found = fd == AT_FDCWD
                 ? fstatat(AT_FDCWD, entryPathPrefix + candidate, &st, AT_SYMLINK_NOFOLLOW)
                 : fstatat(fd, candidate, &st, AT_SYMLINK_NOFOLLOW)
-            guard found == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-            if othersMayWrite && st.st_uid != runningUser { continue }
-            guard layout.isLive(st, now: CachePruner.clockNow()) else { continue }
+            guard found == 0,
+                  Self.countsAsEntry(type: st.st_mode & S_IFMT, owner: st.st_uid, runningUser: runningUser,
+                                     othersMayWrite: othersMayWrite),
+                  layout.isLive(st, now: CachePruner.clockNow()) else { continue }
             return ExistingEntry(name: candidate, path: entryPathPrefix + candidate, size: Int64(st.st_size))
         }
         return nil
+    }
+
+    /// Whether what is at an entry's name may count as the entry: a regular
+    /// file (a link would lead the app's read anywhere; a FIFO or a folder
+    /// is no image), and, in a folder others may write, one the running
+    /// user owns (anyone could have put another there).
+    static func countsAsEntry(type: mode_t, owner: uid_t, runningUser: uid_t, othersMayWrite: Bool) -> Bool {
+        type == S_IFREG && (!othersMayWrite || owner == runningUser)
     }
 
     /// Whether the folder holds anything but hidden names (`.imgwarm`,
@@ -367,8 +376,8 @@ public final class DiskCache: @unchecked Sendable {
         // be expired to a concurrent prune).
         if writeError == 0 { writeError = setTimes(fd: fd) }
         do {
-            _ = try FileIO.closeAndRename(fd, writeError: writeError, temp: (temp, tempName), final: (root, name.storedName),
-                                          finalPath: final, keepExisting: false)
+            try FileIO.closeAndRename(fd, writeError: writeError, temp: (temp, tempName), final: (root, name.storedName),
+                                      finalPath: final)
         } catch let error as CacheError where error.errno == EISDIR || error.errno == ENOTEMPTY || error.errno == EEXIST {
             throw CacheError(path: final, reason: "a folder is at the entry's name; imgwarm does not replace it", errno: error.errno)
         }
