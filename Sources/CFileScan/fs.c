@@ -69,13 +69,8 @@ long imgwarm_getdents(int fd, void *buffer, unsigned long size) {
 }
 
 int imgwarm_open_noatime(const char *path) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NOFOLLOW);
     return fd >= 0 ? fd : -errno;
-}
-
-int imgwarm_renew_atime(const char *path) {
-    struct timespec times[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
-    return utimensat(AT_FDCWD, path, times, 0) == 0 ? 0 : errno;
 }
 
 int imgwarm_set_atime(int fd, int64_t sec, int64_t nsec) {
@@ -90,29 +85,9 @@ void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#endif
-
-int imgwarm_renameat_noreplace(int from_dir, const char *from, int to_dir, const char *to) {
-#ifdef SYS_renameat2
-    if (syscall(SYS_renameat2, from_dir, from, to_dir, to, RENAME_NOREPLACE) == 0) return 0;
-    /* EINVAL: this filesystem has no RENAME_NOREPLACE; ENOSYS/EPERM: an
-     * old kernel or a seccomp filter. Anything else is the answer. */
-    if (errno != EINVAL && errno != ENOSYS && errno != EPERM) return errno;
-#endif
-    if (linkat(from_dir, from, to_dir, to, 0) != 0) return errno;
-    unlinkat(from_dir, from, 0);
-    return 0;
-}
-
 int imgwarm_open_folder(const char *path) {
     int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     return fd >= 0 ? fd : -errno;
-}
-
-int imgwarm_rename_noreplace(const char *from, const char *to) {
-    return imgwarm_renameat_noreplace(AT_FDCWD, from, AT_FDCWD, to);
 }
 
 int imgwarm_open_unnamed(int dirfd, const char *dir) {

@@ -2,9 +2,8 @@
 #define IMGWARM_FS_H
 /* The Linux and glibc calls imgwarm needs that Swift's Glibc module does not
  * import (_GNU_SOURCE-only or in <malloc.h>): getdents64, to read a directory
- * in large batches; statx, for birth times; O_NOATIME opens; mremap;
- * renameat2 (by paths or relative to folder descriptors); O_PATH folder
- * opens; mallopt. Kept to plain data so that no errno or variadic call
+ * in large batches; statx, for birth times; O_NOATIME opens; mremap; O_PATH
+ * folder opens; O_TMPFILE; mallopt. Kept to plain data so that no errno or variadic call
  * has to cross into Swift. */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,17 +27,13 @@ typedef struct {
  * strict seccomp profiles). Returns 0, or the errno value. */
 int imgwarm_statat(int dirfd, const char *name, imgwarm_stat *out);
 
-/* open(path, O_RDONLY | O_CLOEXEC | O_NOATIME): reading the file then leaves
+/* open(path, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NOFOLLOW): a symbolic link
+ * at the path is refused (ELOOP), never read through; reading the file leaves
  * its access time alone, which SDWebImage's default expiry (access date)
  * depends on. O_NOATIME is _GNU_SOURCE-only. The kernel allows it only to the
  * file's owner (or CAP_FOWNER) and answers EPERM otherwise. Returns the fd,
  * or -errno. */
 int imgwarm_open_noatime(const char *path);
-
-/* utimensat(path, {UTIME_NOW, UTIME_OMIT}): the access time becomes now,
- * the modification time stays (SDWebImage's disk hit renews only the access
- * date). Returns 0, or the errno value. */
-int imgwarm_renew_atime(const char *path);
 
 /* futimens(fd, {atime, UTIME_OMIT}): puts an access time back. Returns 0,
  * or the errno value. */
@@ -65,17 +60,6 @@ static inline const char *imgwarm_dirent_name(const void *record) {
  * memory at once. Returns NULL on failure (`old` is then left as it was).
  * mremap is variadic in C, which Swift cannot call. */
 void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size);
-
-/* rename(from, to) that never replaces an existing `to`: renameat2 with
- * RENAME_NOREPLACE (one call, atomic), or link + unlink on filesystems
- * without it. Returns 0, or the errno value; EEXIST: `to` exists and
- * `from` is left in place. (renameat2 is _GNU_SOURCE-only too.) */
-int imgwarm_rename_noreplace(const char *from, const char *to);
-
-/* The same with each name relative to a folder descriptor (AT_FDCWD: the
- * name is a path), as renameat2 takes them; linkat + unlinkat without
- * RENAME_NOREPLACE. */
-int imgwarm_renameat_noreplace(int from_dir, const char *from, int to_dir, const char *to);
 
 /* open(path, O_PATH | O_DIRECTORY | O_CLOEXEC): a folder descriptor for the
  * *at calls, needing no read permission on the folder (O_PATH is

@@ -62,13 +62,6 @@ public struct CacheStatistics: Codable, Sendable {
 
 /// Reads just enough of a file to sniff its format.
 public enum FileSniffer {
-    public static func format(ofFile path: String) -> ImageFormat? {
-        // `cache stats` reads every file: it must not renew access times.
-        guard case .success(let file) = QuietFile.open(path) else { return nil }
-        defer { file.close() }
-        return format(of: file)
-    }
-
     /// The format of `name` in the folder `dirfd`, opened without following
     /// a link.
     static func format(in dirfd: Int32, name: UnsafePointer<CChar>) -> ImageFormat? {

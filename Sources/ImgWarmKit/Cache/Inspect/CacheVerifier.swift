@@ -238,16 +238,6 @@ public struct CacheVerifier: Sendable {
 
     /// Nil when the file is a usable image (or vanished meanwhile: a
     /// concurrent prune may remove entries).
-    func checkFile(_ path: String) -> Verdict? {
-        switch QuietFile.open(path) {
-        case .success(let file):
-            defer { file.close() }
-            return check(FileBytes.read(file.fd, limit: maxFileBytes))
-        case .failure(let e):
-            return e.code == ENOENT ? nil : .broken("cannot read: \(errnoString(e.code))")
-        }
-    }
-
     private func check(_ outcome: FileBytes.Outcome) -> Verdict? {
         switch outcome {
         case .vanished:

@@ -25,7 +25,8 @@ struct QuietFile {
         self.accessTimeBefore = accessTimeBefore
     }
 
-    /// Opens `path` read-only, or returns the errno value. `noatime: false`
+    /// Opens `path` read-only without following a link at its last
+    /// component, or returns the errno value. `noatime: false`
     /// takes the fallback path at once (tests run as root, where the kernel
     /// never refuses `O_NOATIME`).
     static func open(_ path: String, noatime: Bool = true) -> Result<QuietFile, Errno> {
@@ -34,7 +35,7 @@ struct QuietFile {
             if fd >= 0 { return .success(QuietFile(fd: fd, accessTimeBefore: nil)) }
             guard -fd == EPERM else { return .failure(Errno(-fd)) }
         }
-        let plain = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let plain = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if plain < 0 { return .failure(Errno(errno)) }
         var st = stat()
         guard fstat(plain, &st) == 0 else {
