@@ -451,6 +451,42 @@ func owner(_ path: String) -> uid_t? {
     }
 }
 
+/// Not root, in a sticky world-writable cache folder (mode 1777, as /tmp):
+/// another user's file at an entry's name is not `cached`, and the kernel
+/// lets only its owner or root replace it, so the entry fails with that
+/// reason; the other entries are stored.
+@Suite struct StickySharedCacheAsAUser {
+    @Test func anotherUsersFileFailsTheEntryWithItsReason() throws {
+        guard let setpriv = neededTool("setpriv", for: "running imgwarm as another user") else { return }
+        guard geteuid() == 0 else {
+            print("note: skipped: running imgwarm as uid 65534 needs root")
+            return
+        }
+        let f = try WarmFixture()
+        let urls = f.servePNGs(3)
+        let manifest = f.writeManifest(urls)
+        chmod(f.dir, 0o755)
+        chmod(manifest, 0o644)
+        try FileManager.default.createDirectory(atPath: f.cache, withIntermediateDirectories: true)
+        #expect(chmod(f.cache, 0o1777) == 0)
+        let names = try f.cachePaths(urls)
+        // Root's file (a valid image, not the served one) at the first name.
+        FileManager.default.createFile(atPath: names[0], contents: Data(TinyPNG.make(seed: 4321)))
+        let report = f.dir + "/out/r.json"
+        try FileManager.default.createDirectory(atPath: f.dir + "/out", withIntermediateDirectories: true)
+        #expect(chown(f.dir + "/out", 65534, 65534) == 0)
+        let r = try #require(runTool(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", BinaryRunner.executable,
+                                               "warm", manifest, "--cache", f.cache, "--progress", "none", "--report", report]))
+        #expect(r.status == 1, "\(r.output)")
+        #expect(r.output.contains("\(names[0]): another user's file (uid 0) is at the entry's name in a sticky folder; "
+            + "only its owner or root may replace it"), "\(r.output)")
+        let outcomes = try f.report(report).entries.map { $0["outcome"] as? String }
+        #expect(outcomes == ["failed", "downloaded", "downloaded"])
+        #expect(owner(names[0]) == 0)
+        #expect(owner(names[1]) == 65534 && owner(f.cache + "/.imgwarm") == 65534)
+    }
+}
+
 /// Point 12: messages that say what happened.
 @Suite struct MessagesThatSayWhatHappened {
     @Test func pruneToOneByteWithNothingPinnedIsNotBlamedOnPins() throws {

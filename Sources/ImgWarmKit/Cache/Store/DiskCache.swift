@@ -380,6 +380,15 @@ public final class DiskCache: @unchecked Sendable {
                                       finalPath: final)
         } catch let error as CacheError where error.errno == EISDIR || error.errno == ENOTEMPTY || error.errno == EEXIST {
             throw CacheError(path: final, reason: "a folder is at the entry's name; imgwarm does not replace it", errno: error.errno)
+        } catch let error as CacheError where error.errno == EPERM {
+            // A sticky folder (mode +t, as /tmp): only a file's owner (or
+            // root) may replace it, and the file at the name is not ours.
+            var st = stat()
+            if fstatat(root, name.storedName, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != runningUser {
+                throw CacheError(path: final, reason: "another user's file (uid \(st.st_uid)) is at the entry's name in a sticky "
+                    + "folder; only its owner or root may replace it", errno: EPERM)
+            }
+            throw error
         }
         removeReplaced(previous, by: final, in: root)
         return final
