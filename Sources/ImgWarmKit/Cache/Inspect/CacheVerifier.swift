@@ -33,7 +33,8 @@ public struct UnknownCacheEntry: Sendable, Equatable, Codable {
 
 /// What `cache verify` found (and removed, with `delete`).
 public struct CacheVerifyReport: Sendable, Equatable, Codable {
-    /// Entries decoded (hidden files and imgwarm's state excluded).
+    /// Entries checked (hidden files and imgwarm's state excluded): the
+    /// files decoded, and the names that hold no regular file.
     public var checked: Int = 0
     /// Sorted by path.
     public var broken: [BrokenCacheEntry] = []

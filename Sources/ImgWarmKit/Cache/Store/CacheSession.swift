@@ -17,6 +17,8 @@ public final class CacheSession {
     public let state: StateStore?
     /// Temp files of dead runs removed at the start.
     public let removedTempFiles: Int
+    /// Held for as long as the session lives (the kernel drops it if the
+    /// process dies).
     private let lock: CacheLock?
 
     public enum Purpose {
@@ -75,7 +77,4 @@ public final class CacheSession {
         guard state.isStill(".imgwarm", in: root.fd) else { throw replaced }
         return store
     }
-
-    /// Keeps the lock until the session ends.
-    deinit { withExtendedLifetime(lock) {} }
 }
