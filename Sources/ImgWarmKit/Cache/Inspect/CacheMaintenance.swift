@@ -36,7 +36,13 @@ public struct CacheStatistics: Codable, Sendable {
         var newest = -Double.infinity
         var walker = DirectoryWalker()
         walker.descends = cache.layout.kind.walksSubfolders
+        let index = cache.index
         walker.walk(root) { entry in
+            // A layout with an index: its image files only.
+            if let index {
+                let relative = entry.directoryPath.isEmpty ? entry.nameString : entry.directoryPath + "/" + entry.nameString
+                guard index.isImageFile(relative) else { return }
+            }
             stats.files += 1
             stats.bytes += UInt64(max(0, entry.info.size))
             stats.allocatedBytes += UInt64(max(0, entry.info.allocatedBytes))
@@ -118,6 +124,9 @@ public enum CacheMaintenance {
         guard let root = cache.rootFolder else { return result }
         var firstError: CacheError?
         var emptied = Set<Int>()
+        // Every file, the index too: a DiskLruCache's own `delete()` removes
+        // the folder's contents, journal included; flutter's database goes
+        // with its files.
         var walker = DirectoryWalker()
         walker.descends = cache.layout.kind.walksSubfolders
         walker.onLeaveFolder = { parentFd, name, index, parentIndex in

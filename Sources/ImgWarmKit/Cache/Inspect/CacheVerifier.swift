@@ -127,6 +127,9 @@ public struct CacheVerifier: Sendable {
         } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {
             return report  // nothing cached yet: nothing broken
         }
+        // A journal or database of another library version: an error, as
+        // for a folder that is not one.
+        try cache.openIndex(writable: false)
         guard let root = cache.rootFolder else { return report }
         var batch: [Pending] = []
         batch.reserveCapacity(batchSize)
@@ -147,7 +150,8 @@ public struct CacheVerifier: Sendable {
                 case .broken(let reason):
                     report.broken.append(BrokenCacheEntry(path: pending.path, reason: reason))
                     // Never the unchecked ones: nothing is known against them.
-                    if delete, let dirfd = folders[pending.directoryIndex] {
+                    // (An indexed layout's entries go through its index, below.)
+                    if delete, cache.index == nil, let dirfd = folders[pending.directoryIndex] {
                         var now = imgwarm_identity_t()
                         // A concurrent warm may have stored a good file
                         // under the name since: that one stays.
@@ -178,7 +182,14 @@ public struct CacheVerifier: Sendable {
             report.broken.append(BrokenCacheEntry(path: p, reason: "\(DirectoryWalker.describe(type: type)), not a regular file (never followed)"))
             if delete { remove(String(cString: name), in: dirfd, path: p) }
         }
+        let index = cache.index
         let rootError = walker.walk(root) { entry in
+            // A layout with an index: its image files only (not the
+            // journal, Coil's metadata, flutter's database).
+            if let index {
+                let relative = entry.directoryPath.isEmpty ? entry.nameString : entry.directoryPath + "/" + entry.nameString
+                guard index.isImageFile(relative) else { return }
+            }
             var pending = Pending(path: path(entry.directoryPath, entry.nameString), directoryIndex: entry.directoryIndex,
                                   name: entry.nameString, device: entry.info.device, inode: entry.info.inode,
                                   file: nil, openError: 0)
@@ -200,6 +211,13 @@ public struct CacheVerifier: Sendable {
         let stray = cache.staleTempFileNames().sorted()
         report.strayTempFiles = stray.map { cache.tempDirectory + "/" + $0 }
         if delete {
+            // An indexed entry goes through its index (a REMOVE line, the
+            // row), as the library removes one.
+            if let index = cache.index {
+                for path in report.broken.map(\.path) {
+                    do { try index.removeEntry(imagePath: path) } catch { report.deleteErrors.append("\(path): \(error)") }
+                }
+            }
             for name in stray {
                 let e = cache.removeTempFile(name)
                 if e != 0 && e != ENOENT { report.deleteErrors.append("\(cache.tempDirectory)/\(name): \(errnoString(e))") }

@@ -6,8 +6,9 @@ import Foundation
 /// What `warm` and `prune` do to a cache before their work, in one place:
 /// open the cache folder and imgwarm's folders (warm: create them) and
 /// check them (`DiskCache.prepare` / `openExisting`: no symbolic links, a
-/// `.imgwarm` of the running user that nobody else may write), take the
-/// run lock, remove the temp files of dead runs, open the state database.
+/// `.imgwarm` of the running user that nobody else may write), read the
+/// layout's index (warm), take the run lock, remove the temp files of dead
+/// runs, open the state database.
 /// Until this has passed nothing in the cache is changed; when it throws
 /// (a `CacheError`, exit status 3) nothing was.
 public final class CacheSession {
@@ -38,6 +39,9 @@ public final class CacheSession {
         switch purpose {
         case .warm:
             try cache.prepare()
+            // The journal or database is read (and made when missing) before
+            // the first lookup; one of another version stops the run here.
+            try cache.openIndex(writable: true)
             lock = try CacheLock(cache: cache, mode: .shared)
             removedTempFiles = cache.cleanStaleTempFiles()
             state = try Self.openState(cache)
@@ -51,6 +55,7 @@ public final class CacheSession {
             }
             let exists = cache.stateFolder.map { DiskCache.exists("state.sqlite", in: $0.fd) } ?? false
             state = exists ? try? Self.openState(cache) : nil
+            try cache.openIndex(writable: false)
         case .prune, .pruneDryRun:
             try cache.openExisting()
             lock = purpose == .prune && cache.stateFolder != nil ? try CacheLock(cache: cache, mode: .shared) : nil

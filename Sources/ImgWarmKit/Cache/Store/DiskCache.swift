@@ -64,6 +64,29 @@ public final class DiskCache: @unchecked Sendable {
         }
         self.directory = d
         entryPathPrefix = d + "/"
+        index = layout.makeIndex(directory: d)
+    }
+
+    /// The layout's index (a DiskLruCache journal, flutter's database), nil
+    /// for the iOS layouts: lookups, stores and hit renewals go through it.
+    public let index: (any CacheIndex)?
+
+    /// Reads the layout's index, and with `writable` makes or repairs it
+    /// (warm, prune); a no-op without one. Throws `CacheError` for an index
+    /// of another library version, which is left as it is.
+    public func openIndex(writable: Bool) throws {
+        try index?.open(writable: writable)
+    }
+
+    /// Writes what the index still buffers (READ lines, touched dates).
+    public func closeIndex() throws {
+        try index?.close()
+    }
+
+    /// An entry the app has just read (a `cached` hit, a 304): the access
+    /// time for the iOS layouts, the index's record of a read otherwise.
+    public func recordHit(_ name: CacheEntryName, entry: ExistingEntry) {
+        if let index { index.recordHit(name) } else { renewAccessTime(entry) }
     }
 
     /// `directory + "/"`, built once (callgrind: seven String appends per
@@ -228,8 +251,13 @@ public final class DiskCache: @unchecked Sendable {
     public func fileName(forKey key: String) -> CacheEntryName { layout.entryName(forKey: key) }
 
     /// The path imgwarm writes for `key`.
-    public func path(forKey key: String) -> String {
-        directory + "/" + fileName(forKey: key).storedName
+    public func path(forKey key: String) -> String { path(for: fileName(forKey: key)) }
+
+    /// The path imgwarm writes for an entry (flutter: its files folder, the
+    /// name being chosen at the store).
+    public func path(for name: CacheEntryName) -> String {
+        if let index { return index.plannedPath(for: name) }
+        return entryPathPrefix + name.storedName
     }
 
     /// The path of an existing entry for `key` (SDWebImage: `<md5>.<ext>`
@@ -261,7 +289,15 @@ public final class DiskCache: @unchecked Sendable {
     /// and, in a cache folder others may write, a file the running user
     /// does not own (anyone could have put it there). Such names are
     /// downloaded, and the new file replaces what is there atomically.
+    /// The layouts with an index (a DiskLruCache journal, flutter's
+    /// database) answer from it.
     public func existingEntry(for name: CacheEntryName) -> ExistingEntry? {
+        if let index {
+            return index.existingEntry(for: name).map { found in
+                let relative = found.path.hasPrefix(entryPathPrefix) ? String(found.path.dropFirst(entryPathPrefix.count)) : found.path
+                return ExistingEntry(name: relative, path: found.path, size: found.size)
+            }
+        }
         let (fd, othersMayWrite) = lookupFolder()
         for candidate in name.lookupNames {
             var st = stat()
@@ -321,8 +357,18 @@ public final class DiskCache: @unchecked Sendable {
     /// `store` with the copy into the temp file done by `write` (the test
     /// store `SlowWriteStore` passes a slow one).
     func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?, likelyNew: Bool,
+                                   response: StoredResponse? = nil,
                                    write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
-        try store(bytes, for: name, replacing: previous, likelyNew: likelyNew, write: write, recovered: false)
+        if let index {
+            // The index's own store (journal or database rows with the
+            // file); its `keepExisting` is what `likelyNew` was before
+            // issue 22 (a cache empty at the start keeps a file found there).
+            try bytes.withUnsafeBytes {
+                try index.store($0, as: name, response: response, keepExisting: likelyNew, write: write)
+            }
+            return index.existingEntry(for: name)?.path ?? index.plannedPath(for: name)
+        }
+        return try store(bytes, for: name, replacing: previous, likelyNew: likelyNew, write: write, recovered: false)
     }
 
     private func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?, likelyNew: Bool,
@@ -604,6 +650,15 @@ public final class DiskCache: @unchecked Sendable {
     static func processIsAlive(_ pid: pid_t) -> Bool {
         if kill(pid, 0) == 0 { return true }
         return errno == EPERM
+    }
+
+    /// The names in the folder at `path` (not followed when it is itself
+    /// a symbolic link: no names then).
+    static func listDirectory(_ path: String) -> [String] {
+        let fd = imgwarm_open_folder_at(AT_FDCWD, path, 1)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        return listDirectory(fd)
     }
 
     /// The names in the folder `dirfd` (read through a descriptor of its
