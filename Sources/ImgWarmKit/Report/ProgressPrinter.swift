@@ -16,6 +16,9 @@ public final class ProgressPrinter: @unchecked Sendable {
     private let lock = NSLock()
     private var barVisible = false
     public let lineInterval: Double
+    /// The download engine's part of the line (`48 in flight, 812 req/s`);
+    /// set before `start`.
+    public var engineStatus: (@Sendable () -> String)?
 
     public init(mode: Mode, ledger: RunLedger, lineInterval: Double = 5) {
         if mode == .auto {
@@ -67,7 +70,7 @@ public final class ProgressPrinter: @unchecked Sendable {
             fputs("\r\u{1B}[K" + barText(), ErrorOutput.file)
             barVisible = true
         case .lines:
-            fputs("imgwarm: " + Self.statusText(ledger.snapshot()) + "\n", ErrorOutput.file)
+            fputs("imgwarm: " + Self.statusText(ledger.snapshot()) + engineText() + "\n", ErrorOutput.file)
         default:
             break
         }
@@ -76,7 +79,7 @@ public final class ProgressPrinter: @unchecked Sendable {
     private func barText() -> String {
         let snap = ledger.snapshot()
         let columns = Self.terminalColumns()
-        let status = Self.statusText(snap)
+        let status = Self.statusText(snap) + engineText()
         let barWidth = max(10, min(30, columns - status.count - 4))
         let fraction = snap.total == 0 ? 1 : Double(snap.done) / Double(snap.total)
         let filled = Int(fraction * Double(barWidth))
@@ -84,6 +87,8 @@ public final class ProgressPrinter: @unchecked Sendable {
         let text = bar + status
         return text.count > columns - 1 ? String(text.prefix(columns - 1)) : text
     }
+
+    private func engineText() -> String { engineStatus.map { " | " + $0() } ?? "" }
 
     /// `1234/5000 24% | 1200 downloaded, 30 cached, 4 failed | 45.2 MiB 12.1 MiB/s | ETA 31s`
     public static func statusText(_ s: RunLedger.Snapshot) -> String {

@@ -1,0 +1,86 @@
+/// What a host's 429 and 503 answers did to its request rate: the rate it
+/// was cut to, and how it climbs back. Pure; `HostTraffic` keeps one per
+/// host behind its lock.
+///
+/// A cut sets the rate to `cutFactor` x the host's successful responses
+/// of the last second (what the origin let through is the best estimate
+/// of what it allows), or, when nothing succeeded, half the request rate
+/// of that second; never above the rate in force. The rate then climbs
+/// back linearly by `recoveryPerSecond` of the cut rate each second, so
+/// the next probe above the origin's limit comes about ten seconds later
+/// and costs a few 429s, not a burst. Only a request started after the
+/// last cut can cut again: those in flight at the cut answer the old rate.
+struct HostThrottle: Equatable, Sendable {
+    static let cutFactor = 0.8
+    static let recoveryPerSecond = 0.02
+    static let minimumRate = 0.5
+    /// Successes and starts are counted in `slots` slots of `slotSeconds`.
+    static let slots = 10
+    static let slotSeconds = 0.1
+
+    private(set) var cutRate: Double?
+    private(set) var cutAt = -Double.infinity
+    private(set) var lowestRate: Double?
+    private(set) var cuts = 0
+    private var successes = SlidingCount()
+    private var starts = SlidingCount()
+    private var firstStart: Double?
+
+    /// The rate in force at `now` because of throttling; nil when never throttled.
+    func rate(now: Double) -> Double? {
+        guard let cutRate else { return nil }
+        return cutRate * (1 + Self.recoveryPerSecond * max(0, now - cutAt))
+    }
+
+    mutating func started(now: Double) {
+        if firstStart == nil { firstStart = now }
+        starts.add(now: now)
+    }
+
+    mutating func succeeded(now: Double) { successes.add(now: now) }
+
+    /// A 429/503 to a request started at `startedAt`; `current` is the rate
+    /// in force (user's or throttled), if any. Returns the new rate when
+    /// this answer cut it.
+    mutating func throttled(now: Double, startedAt: Double, current: Double?) -> Double? {
+        guard startedAt > cutAt else { return nil }
+        let window = min(Self.slotSeconds * Double(Self.slots), max(Self.slotSeconds, now - (firstStart ?? now)))
+        let ok = Double(successes.total(now: now)) / window
+        var next = ok > 0 ? ok * Self.cutFactor : Double(starts.total(now: now)) / window * 0.5
+        if let current { next = min(next, current) }
+        next = max(Self.minimumRate, next)
+        cutRate = next
+        cutAt = now
+        cuts += 1
+        lowestRate = min(lowestRate ?? next, next)
+        return next
+    }
+}
+
+/// Events in the last second, in tenths of a second (a ring of counters).
+struct SlidingCount: Equatable, Sendable {
+    private var counts = [Int](repeating: 0, count: HostThrottle.slots)
+    private var newestSlot: Int64 = 0
+
+    private mutating func advance(to slot: Int64) {
+        guard slot > newestSlot else { return }
+        let steps = min(Int64(counts.count), slot - newestSlot)
+        for s in 1...steps {
+            counts[Int((newestSlot + s) % Int64(counts.count))] = 0
+        }
+        newestSlot = slot
+    }
+
+    private static func slot(_ now: Double) -> Int64 { Int64((now / HostThrottle.slotSeconds).rounded(.down)) }
+
+    mutating func add(now: Double) {
+        let slot = Self.slot(now)
+        advance(to: slot)
+        counts[Int(slot % Int64(counts.count))] += 1
+    }
+
+    mutating func total(now: Double) -> Int {
+        advance(to: Self.slot(now))
+        return counts.reduce(0, +)
+    }
+}
