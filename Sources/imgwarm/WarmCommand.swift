@@ -255,6 +255,7 @@ extension WarmCommand {
         config.perHost = perHost
         config.hostConnections = hostConnections
         config.rates = try requestRates()
-        config.bytesPerSecond = limitRate.map(Double.init)
+        // Not `map(Double.init)`: with a UInt64 that picks init(bitPattern:).
+        config.bytesPerSecond = limitRate.map { Double($0) }
     }
 }

@@ -17,8 +17,8 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Shared with the other engine threads: rates, pauses, bandwidth, figures.
     private let traffic: HostTraffic
     private let index: Int
-    /// Hosts refused by their rate or a Retry-After pause, and when to try
-    /// them again (monotonic nanoseconds).
+    /// Hosts refused by their rate, and when to try them again (monotonic
+    /// nanoseconds).
     private var hostWakeups: [String: UInt64] = [:]
     private let bandwidth: CurlTransfer.Bandwidth?
     private var retries = RetryTimers()
@@ -140,8 +140,8 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     /// Whether `job`'s host may start one more now; if so it is counted
-    /// in flight here and in `traffic`. A host refused by its rate or a
-    /// pause gets a wakeup; one refused by its cap is woken by the next
+    /// in flight here and in `traffic`. A host refused by its rate gets a
+    /// wakeup; one refused by its cap is woken by the next
     /// transfer to it that ends.
     private func admit(_ job: DownloadJob) -> Bool {
         let host = job.hostKey
@@ -226,8 +226,7 @@ final class CurlEventLoop: @unchecked Sendable {
             case .failure(let attempt):
                 if attempt.status == 429 || attempt.status == 503 {
                     congestion = .throttled
-                    if let line = traffic.throttled(transfer.job.hostKey, startedAt: transfer.startedAt,
-                                                    retryAfter: attempt.retryAfter, now: Self.seconds()) {
+                    if let line = traffic.throttled(transfer.job.hostKey, startedAt: transfer.startedAt, now: Self.seconds()) {
                         config.onLimitChange?(line)
                     }
                 } else if attempt.errorClass == .timeout || (attempt.errorClass == .network && attempt.isTransient) {

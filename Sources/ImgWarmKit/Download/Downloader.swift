@@ -23,7 +23,7 @@ public final class Downloader: @unchecked Sendable {
                               hostConnections: configuration.hostConnections)
         self.split = split
         let traffic = HostTraffic(rates: configuration.rates, bytesPerSecond: configuration.bytesPerSecond,
-                                  maxPause: configuration.maxRetryDelay, loops: split.count, now: CurlEventLoop.seconds())
+                                  loops: split.count, now: CurlEventLoop.seconds())
         self.traffic = traffic
         loops = try split.shares.enumerated().map { index, share in
             var part = configuration

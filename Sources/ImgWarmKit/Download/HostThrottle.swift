@@ -1,19 +1,25 @@
+import Foundation
+
 /// What a host's 429 and 503 answers did to its request rate: the rate it
 /// was cut to, and how it climbs back. Pure; `HostTraffic` keeps one per
 /// host behind its lock.
 ///
 /// A cut sets the rate to `cutFactor` x the host's successful responses
 /// of the last second (what the origin let through is the best estimate
-/// of what it allows), or, when nothing succeeded, half the request rate
-/// of that second; never above the rate in force. The rate then climbs
-/// back linearly by `recoveryPerSecond` of the cut rate each second, so
-/// the next probe above the origin's limit comes about ten seconds later
-/// and costs a few 429s, not a burst. Only a request started after the
-/// last cut can cut again: those in flight at the cut answer the old rate.
+/// of what it allows; over the run's first second, per time run so far,
+/// at least `minimumWindow`); never above the rate in force. With no
+/// success in that second there is no estimate and no cut (the adaptive
+/// limit still halves, and the answered request waits for its retry).
+/// The rate then climbs back by `recoveryPerSecond` a second, compounded,
+/// so the next probe above the origin's limit comes about five seconds
+/// later and costs a few 429s, not a burst, while a cut that was a
+/// mistake is undone in seconds. Only a request started after the last
+/// cut can cut again: those in flight at the cut answer the old rate.
 struct HostThrottle: Equatable, Sendable {
     static let cutFactor = 0.8
-    static let recoveryPerSecond = 0.02
+    static let recoveryPerSecond = 0.05
     static let minimumRate = 0.5
+    static let minimumWindow = 0.25
     /// Successes and starts are counted in `slots` slots of `slotSeconds`.
     static let slots = 10
     static let slotSeconds = 0.1
@@ -23,18 +29,16 @@ struct HostThrottle: Equatable, Sendable {
     private(set) var lowestRate: Double?
     private(set) var cuts = 0
     private var successes = SlidingCount()
-    private var starts = SlidingCount()
     private var firstStart: Double?
 
     /// The rate in force at `now` because of throttling; nil when never throttled.
     func rate(now: Double) -> Double? {
         guard let cutRate else { return nil }
-        return cutRate * (1 + Self.recoveryPerSecond * max(0, now - cutAt))
+        return cutRate * pow(1 + Self.recoveryPerSecond, max(0, now - cutAt))
     }
 
     mutating func started(now: Double) {
         if firstStart == nil { firstStart = now }
-        starts.add(now: now)
     }
 
     mutating func succeeded(now: Double) { successes.add(now: now) }
@@ -44,9 +48,10 @@ struct HostThrottle: Equatable, Sendable {
     /// this answer cut it.
     mutating func throttled(now: Double, startedAt: Double, current: Double?) -> Double? {
         guard startedAt > cutAt else { return nil }
-        let window = min(Self.slotSeconds * Double(Self.slots), max(Self.slotSeconds, now - (firstStart ?? now)))
+        let window = min(Self.slotSeconds * Double(Self.slots), max(Self.minimumWindow, now - (firstStart ?? now)))
         let ok = Double(successes.total(now: now)) / window
-        var next = ok > 0 ? ok * Self.cutFactor : Double(starts.total(now: now)) / window * 0.5
+        guard ok > 0 else { return nil }
+        var next = ok * Self.cutFactor
         if let current { next = min(next, current) }
         next = max(Self.minimumRate, next)
         cutRate = next

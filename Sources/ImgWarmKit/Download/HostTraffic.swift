@@ -1,8 +1,7 @@
 import Foundation
 
 /// What every engine thread must see the same way: each host's request
-/// rate (`--rate`, and the rate a 429/503 cut it to), a host's pause after
-/// `Retry-After`, the run's bandwidth bucket (`--limit-rate`), and the
+/// rate (`--rate`, and the rate a 429/503 cut it to), the run's bandwidth bucket (`--limit-rate`), and the
 /// per-host figures of the reports. A rate split between the threads would
 /// fall short whenever one thread's share of a host's URLs ran out first;
 /// one bucket behind a lock holds it exactly. The lock is taken once per
@@ -10,7 +9,6 @@ import Foundation
 final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
     private let lock = NSLock()
     private let rates: RequestRates
-    private let maxPause: Double
     private let loops: Int
     private var hosts: [String: Host] = [:]
     private var bytes: TokenBucket?
@@ -21,7 +19,6 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
         var userRate: Double?
         var bucket: TokenBucket?
         var throttle = HostThrottle()
-        var pausedUntil = 0.0
         var requests = 0
         var throttledResponses = 0
         var inFlight = 0
@@ -32,9 +29,8 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
         var loggedLimit = 0
     }
 
-    init(rates: RequestRates, bytesPerSecond: Double?, maxPause: Double, loops: Int, now: Double) {
+    init(rates: RequestRates, bytesPerSecond: Double?, loops: Int, now: Double) {
         self.rates = rates
-        self.maxPause = maxPause
         self.loops = loops
         // A byte bucket's burst is at least one read's worth, else a chunk
         // larger than the burst could never be taken.
@@ -46,14 +42,12 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
     }
 
     /// May a request to `key` start now? nil: yes, and it is counted in
-    /// flight. Else the seconds until it may (a rate's next token, or the
-    /// end of a Retry-After pause).
+    /// flight. Else the seconds until it may (the rate's next token).
     func admit(_ key: String, now: Double) -> Double? {
         lock.lock()
         defer { lock.unlock() }
         var h = host(key)
         defer { hosts[key] = h }
-        if h.pausedUntil > now { return h.pausedUntil - now }
         let throttled = h.throttle.rate(now: now)
         let rate = [h.userRate, throttled].compactMap { $0 }.min()
         if let rate {
@@ -85,8 +79,11 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
     }
 
     /// A 429 or 503 from `key` to a request started at `startedAt`. Returns
-    /// a line for `-v` when it cut the host's rate.
-    func throttled(_ key: String, startedAt: Double, retryAfter: Double?, now: Double) -> String? {
+    /// a line for `-v` when it cut the host's rate. A `Retry-After` delays
+    /// the answered request's retry (RetryPolicy), not the host: one URL's
+    /// 503 must not stall the others, and the lowered rate already eases
+    /// the host.
+    func throttled(_ key: String, startedAt: Double, now: Double) -> String? {
         lock.lock()
         defer { lock.unlock() }
         var h = host(key)
@@ -94,13 +91,7 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
         h.throttledResponses += 1
         let before = [h.userRate, h.throttle.rate(now: now)].compactMap { $0 }.min()
         guard let cut = h.throttle.throttled(now: now, startedAt: startedAt, current: before) else { return nil }
-        var line = "\(key): 429/503, rate \(before.map(Self.rateText) ?? "unlimited") -> \(Self.rateText(cut))"
-        if let retryAfter, retryAfter > 0 {
-            let pause = min(retryAfter, maxPause)
-            h.pausedUntil = max(h.pausedUntil, now + pause)
-            line += ", paused \(String(format: "%.1f", pause)) s (Retry-After)"
-        }
-        return line
+        return "\(key): 429/503, rate \(before.map(Self.rateText) ?? "unlimited") -> \(Self.rateText(cut))"
     }
 
     /// Engine thread `loop` set its adaptive limit for `key`. Returns a line
