@@ -194,9 +194,11 @@ def cmd_h1conns(work, count, imgwarm, outfile, baseurl, port):
 
         def poll():
             while not stop.is_set():
-                o = subprocess.run(["ss", "-Htn", "state", "established", f"( dport = :{port} )"],
+                # imgwarm's own sockets only (-p): nginx keeps upstream
+                # connections to the same origin port open.
+                o = subprocess.run(["ss", "-Htnp", "state", "established", f"( dport = :{port} )"],
                                    capture_output=True, text=True).stdout
-                peak[0] = max(peak[0], len([l for l in o.splitlines() if l.strip()]))
+                peak[0] = max(peak[0], len([l for l in o.splitlines() if '"imgwarm"' in l]))
                 time.sleep(0.01)
 
         th = threading.Thread(target=poll)

@@ -52,7 +52,7 @@ struct WarmCommand: ParsableCommand {
     var limitRate: UInt64?
 
     @Option(name: .customLong("download-threads"),
-            help: ArgumentHelp("Download threads, each with its own connections and a share of -j and --per-host. [default: one per core, at most one per 8 transfers, at most 4; never more than -j, and with --per-host a number that divides it]", valueName: "n"))
+            help: ArgumentHelp("Download threads, each with its own connections and a share of -j (with auto: --max-concurrency), --per-host and --host-connections. [default: one per core, at most one per 8 transfers, at most 4; never more than those limits, and a number that divides --per-host and --host-connections]", valueName: "n"))
     var downloadThreads: Int?
 
     @Option(help: ArgumentHelp("Priority of entries without their own: high, normal or low.", valueName: "priority"))

@@ -75,11 +75,11 @@ struct WarmSchedulerTests {
     /// summary and report say the host was throttled and to what.
     @Test func throttlingOriginLowersTheHostRate() throws {
         let f = try WarmFixture()
-        let urls = serve(f, 600, route: "/throttle/100")
+        let urls = serve(f, 400, route: "/throttle/100")
         let report = f.dir + "/r.json"
         let r = try f.warm([f.writeManifest(urls), "--report", report, "--retries", "5", "-v"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(f.cacheFiles().count == 600)
+        #expect(f.cacheFiles().count == 400)
         let times = f.server.requestTimes()
         let log = f.server.requestLog()
         #expect(times.count == log.count)

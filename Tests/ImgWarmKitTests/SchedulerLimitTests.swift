@@ -122,8 +122,10 @@ struct SchedulerLimitTests {
         // In flight before the cut: no second cut.
         let r5 = t.throttled(now: 1.01, startedAt: 0.995, current: 160)
         #expect(r5 == nil)
-        // 5% a second back up, compounded: 10 s later 1.63 x.
-        #expect(t.rate(now: 10.999).map { abs($0 - 160.16 * 1.628895) < 0.5 } == true)
+        // 5% a second back up, compounded: 4 s later 1.2155 x; after 5
+        // quiet seconds it doubles a second: 7 s later 1.05^5 x 4.
+        #expect(t.rate(now: 4.999).map { abs($0 - 160.16 * 1.215506) < 0.5 } == true)
+        #expect(t.rate(now: 7.999).map { abs($0 - 160.16 * 1.276282 * 4) < 1 } == true)
         #expect(t.cuts == 1)
     }
 

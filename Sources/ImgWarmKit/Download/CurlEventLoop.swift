@@ -53,7 +53,7 @@ final class CurlEventLoop: @unchecked Sendable {
         if configuration.adaptive {
             var p = ConcurrencyLimiter.Parameters()
             p.maximum = Double(min(configuration.concurrency, configuration.perHost ?? Int.max))
-            p.initial = min(p.maximum, max(1, (16.0 / Double(loops)).rounded(.down)))
+            p.initial = min(p.maximum, Double(Self.initialLimit(loops: loops)))
             adaptive = p
         }
         slots = HostSlots(perHost: configuration.perHost, connections: configuration.hostConnections, adaptive: adaptive)
@@ -368,6 +368,9 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// A host's adaptive limit at first, per thread: today's `-j 16` split.
+    static func initialLimit(loops: Int) -> Int { max(1, 16 / max(1, loops)) }
     /// The same clock in seconds (rates, buckets, limiter rounds).
     static func seconds() -> Double { Double(now()) / 1e9 }
 }

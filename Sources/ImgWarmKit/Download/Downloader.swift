@@ -23,7 +23,9 @@ public final class Downloader: @unchecked Sendable {
                               hostConnections: configuration.hostConnections)
         self.split = split
         let traffic = HostTraffic(rates: configuration.rates, bytesPerSecond: configuration.bytesPerSecond,
-                                  loops: split.count, now: CurlEventLoop.seconds())
+                                  loops: split.count,
+                                  initialLimit: configuration.adaptive ? CurlEventLoop.initialLimit(loops: split.count) : 0,
+                                  now: CurlEventLoop.seconds())
         self.traffic = traffic
         loops = try split.shares.enumerated().map { index, share in
             var part = configuration

@@ -12,12 +12,15 @@ import Foundation
 /// limit still halves, and the answered request waits for its retry).
 /// The rate then climbs back by `recoveryPerSecond` a second, compounded,
 /// so the next probe above the origin's limit comes about five seconds
-/// later and costs a few 429s, not a burst, while a cut that was a
-/// mistake is undone in seconds. Only a request started after the last
-/// cut can cut again: those in flight at the cut answer the old rate.
+/// later and costs a few 429s, not a burst; after `quietSeconds` without
+/// a cut it doubles each second, so a cut that was a mistake (an early
+/// estimate from a few responses, one URL's 503) is undone in seconds.
+/// Only a request started after the last cut can cut again: those in
+/// flight at the cut answer the old rate.
 struct HostThrottle: Equatable, Sendable {
     static let cutFactor = 0.8
     static let recoveryPerSecond = 0.05
+    static let quietSeconds = 5.0
     static let minimumRate = 0.5
     static let minimumWindow = 0.25
     /// Successes and starts are counted in `slots` slots of `slotSeconds`.
@@ -34,7 +37,8 @@ struct HostThrottle: Equatable, Sendable {
     /// The rate in force at `now` because of throttling; nil when never throttled.
     func rate(now: Double) -> Double? {
         guard let cutRate else { return nil }
-        return cutRate * pow(1 + Self.recoveryPerSecond, max(0, now - cutAt))
+        let t = max(0, now - cutAt)
+        return cutRate * pow(1 + Self.recoveryPerSecond, min(t, Self.quietSeconds)) * pow(2, max(0, t - Self.quietSeconds))
     }
 
     mutating func started(now: Double) {

@@ -10,6 +10,7 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
     private let lock = NSLock()
     private let rates: RequestRates
     private let loops: Int
+    private let initialLimit: Int
     private var hosts: [String: Host] = [:]
     private var bytes: TokenBucket?
     private var inFlightTotal = 0
@@ -29,16 +30,19 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
         var loggedLimit = 0
     }
 
-    init(rates: RequestRates, bytesPerSecond: Double?, loops: Int, now: Double) {
+    /// `initialLimit`: each thread's adaptive limit of a new host (0 with `-j N`).
+    init(rates: RequestRates, bytesPerSecond: Double?, loops: Int, initialLimit: Int, now: Double) {
         self.rates = rates
         self.loops = loops
+        self.initialLimit = initialLimit
         // A byte bucket's burst is at least one read's worth, else a chunk
         // larger than the burst could never be taken.
         bytes = bytesPerSecond.map { TokenBucket(rate: $0, now: now, minimumBurst: 1) }
     }
 
     private func host(_ key: String) -> Host {
-        hosts[key] ?? Host(userRate: rates.rate(forHostKey: key), limits: [Int](repeating: 0, count: loops))
+        hosts[key] ?? Host(userRate: rates.rate(forHostKey: key), limits: [Int](repeating: initialLimit, count: loops),
+                           loggedLimit: initialLimit * loops)
     }
 
     /// May a request to `key` start now? nil: yes, and it is counted in
@@ -90,7 +94,8 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
         defer { hosts[key] = h }
         h.throttledResponses += 1
         let before = [h.userRate, h.throttle.rate(now: now)].compactMap { $0 }.min()
-        guard let cut = h.throttle.throttled(now: now, startedAt: startedAt, current: before) else { return nil }
+        guard let cut = h.throttle.throttled(now: now, startedAt: startedAt, current: before),
+              before.map({ cut < $0 * 0.99 }) ?? true else { return nil }
         return "\(key): 429/503, rate \(before.map(Self.rateText) ?? "unlimited") -> \(Self.rateText(cut))"
     }
 
@@ -108,7 +113,7 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
         let moved = abs(total - h.loggedLimit)
         guard moved >= max(2, h.loggedLimit / 4) || reason == .throttled || reason == .failed else { return nil }
         defer { h.loggedLimit = total }
-        return "\(key): \(h.loggedLimit == 0 ? "start" : String(h.loggedLimit)) -> \(total) in flight (\(reason.rawValue))"
+        return "\(key): \(h.loggedLimit) -> \(total) in flight (\(reason.rawValue))"
     }
 
     // MARK: bandwidth

@@ -30,11 +30,14 @@ public final class RequestRateMeter: @unchecked Sendable {  // state behind `loc
     private var last: (time: Double, started: Int)?
     private var rate = 0.0
 
-    public init() {}
+    /// Counts from now (the run's start).
+    public init() { last = (Self.seconds(), 0) }
+
+    private static func seconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// `48 in flight, 812 req/s`.
     public func text(_ gauge: (inFlight: Int, started: Int)) -> String {
-        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        let now = Self.seconds()
         lock.lock()
         defer { lock.unlock() }
         if let last {
