@@ -10,7 +10,10 @@
 ///   half the limit: grow, doubling per round at first (slow start) and by
 ///   sqrt(limit) per round after it (a queue's worth of probing);
 /// - mean above it: shrink in proportion (`limit x acceptable / mean`, at
-///   most by half) and end slow start;
+///   most by a quarter a round, never below `initial` on latency alone)
+///   and end slow start. Our own thread's stalls on a loaded machine read
+///   as latency too: latency alone never takes a host below today's
+///   `-j 16`, only the origin's explicit signals do;
 /// - a 429 or 503 halves the limit, a timeout or reset takes a quarter off;
 ///   at most once per round, since every request already in flight when
 ///   the first answer came may answer the same.
@@ -27,8 +30,11 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         var minimum: Double = 1
         var maximum: Double = 128
         /// How much the round mean may exceed the no-load latency before
-        /// the limit shrinks: 1.5 = half as much again.
-        var tolerance: Double = 1.5
+        /// the limit shrinks: 2 = twice (1.5, Gradient2's default, read a
+        /// loaded client's scheduling stalls as queueing and collapsed).
+        var tolerance: Double = 2
+        /// The most a round's latency may shrink the limit by.
+        var latencyBackoff: Double = 0.75
         /// Seconds added to the acceptable latency, so that the jitter of a
         /// sub-millisecond (loopback, LAN) origin is not read as queueing.
         var slack: Double = 0.005
@@ -101,7 +107,8 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         }
         slowStart = false
         lastDecreaseRound = round
-        return set(limit * max(0.5, acceptable / mean), .latencyRose)
+        let floor = min(limit, parameters.initial)
+        return set(max(floor, limit * max(parameters.latencyBackoff, acceptable / mean)), .latencyRose)
     }
 
     /// A 429/503 (`.throttled`) or a timeout/reset (`.failed`).

@@ -190,7 +190,7 @@ final class CurlEventLoop: @unchecked Sendable {
             job.attempts += 1
             if job.firstStart == nil { job.firstStart = Self.now() }
             let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes, headers: headers,
-                                        startedAt: Self.seconds(), bandwidth: bandwidth)
+                                        startedSeconds: Self.seconds(), bandwidth: bandwidth)
             transfer.configure(config, fresh: fresh)
             let added = curl_multi_add_handle(multi, handle)
             guard added == CURLM_OK else {
@@ -212,8 +212,29 @@ final class CurlEventLoop: @unchecked Sendable {
             // The message dies with curl_multi_remove_handle: copy it first.
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
             let code = imgwarm_msg_result(message)
-            guard let transfer = transfers.removeValue(forKey: handle) else { continue }
-            let outcome = transfer.finish(code: code)
+            guard let transfer = transfers[handle] else { continue }
+            let outcome: AttemptOutcome
+            // A redirect is followed on the same handle and transfer
+            // (RedirectRule), or ends the attempt.
+            switch transfer.redirect(code: code, allowHTTPRedirect: config.allowHTTPRedirect) {
+            case .follow(let url)?:
+                curl_multi_remove_handle(multi, handle)
+                transfer.follow(url, config: config)
+                let added = curl_multi_add_handle(multi, handle)
+                if added == CURLM_OK { continue }
+                outcome = .failure(AttemptFailure(
+                    errorClass: .network, status: nil,
+                    message: "libcurl refused the redirected transfer: \(String(cString: curl_multi_strerror(added)))",
+                    isTransient: false))
+            case .refuse(let errorClass, let message)?:
+                var status = 0
+                imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+                outcome = .failure(AttemptFailure(errorClass: errorClass, status: status, message: message, isTransient: false))
+            case nil:
+                outcome = transfer.finish(code: code)
+            }
+            transfers[handle] = nil
+            // The last hop's figures, read before the handle is reset.
             let latency = transfer.firstByteLatency()
             let http1 = transfer.wasHTTP1()
             curl_multi_remove_handle(multi, handle)
@@ -226,7 +247,7 @@ final class CurlEventLoop: @unchecked Sendable {
             case .failure(let attempt):
                 if attempt.status == 429 || attempt.status == 503 {
                     congestion = .throttled
-                    if let line = traffic.throttled(transfer.job.hostKey, startedAt: transfer.startedAt, now: Self.seconds()) {
+                    if let line = traffic.throttled(transfer.job.hostKey, startedAt: transfer.startedSeconds, now: Self.seconds()) {
                         config.onLimitChange?(line)
                     }
                 } else if attempt.errorClass == .timeout || (attempt.errorClass == .network && attempt.isTransient) {

@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFileScan
+
+/// One image library's disk cache format: its folder, the file name of a
+/// key, the dates a stored file carries, and the rules the library prunes
+/// by. Everything that differs between SDWebImage, Kingfisher and Nuke sits
+/// behind this protocol (one file per library in this folder), so that the
+/// prefetcher, the store and the maintenance commands have no per-library
+/// conditionals.
+///
+/// The cache key itself is the same for all three: each library keys a
+/// plain URL by its `absoluteString` (SDWebImage `cacheKeyForURL:`,
+/// Kingfisher `URL.cacheKey`, Nuke `ImageRequest.imageId` through
+/// `makeDataCacheKey`), so the manifest reader computes keys once for all.
+public protocol CacheLayout: Sendable {
+    /// Which library.
+    var kind: CacheLayoutKind { get }
+
+    /// The names an app may find `key`'s entry under, the first one being the
+    /// name imgwarm writes.
+    func entryName(forKey key: String) -> CacheEntryName
+
+    /// `entryName(forKey:)` when the MD5 of the key (of its UTF-8 bytes up
+    /// to a NUL, as `CacheFileName.digest(ofKey:)`) is already known: `warm`
+    /// computes it once per entry to de-duplicate the manifest, and a
+    /// layout that names files by it need not hash again.
+    func entryName(forKey key: String, md5: UnsafeRawBufferPointer) -> CacheEntryName
+
+    /// Whether an existing file still is the key's entry for the app at
+    /// `now` (nanoseconds since the epoch). A Kingfisher file whose
+    /// deadline has passed is not: the app treats it as a miss.
+    func isLive(_ info: stat, now: Int64) -> Bool
+
+    /// The access and modification times a file stored or revalidated at
+    /// `now` must get, or nil when both are simply "now" (what the kernel
+    /// gives a new file).
+    func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)?
+
+    /// The library's prune rules with the user's options applied. Throws
+    /// `PruneOptions.Invalid` for an option the library has no notion of.
+    func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy
+
+    /// The index the library keeps beside its files in `directory` (a
+    /// DiskLruCache journal, flutter's database), nil for a plain folder of
+    /// files (the iOS layouts). With one, stores, hits, `prune` and
+    /// `verify --delete` go through it.
+    func makeIndex(directory: String) -> (any CacheIndex)?
+}
+
+/// The `--layout` values.
+public enum CacheLayoutKind: String, CaseIterable, Sendable {
+    case sdwebimage, kingfisher, nuke
+    /// Android and Flutter (issue 25): Glide's data cache, Coil 3, Coil 2,
+    /// flutter_cache_manager.
+    case glide, coil, coil2, flutter
+
+    /// The folder under `${XDG_CACHE_HOME:-$HOME/.cache}` that stands for
+    /// the app's `Library/Caches`, as each library names it by default.
+    public var defaultFolder: String {
+        switch self {
+        case .sdwebimage: return "com.hackemist.SDImageCache/default"
+        case .kingfisher: return "com.onevcat.Kingfisher.ImageCache.default"
+        case .nuke: return "com.github.kean.Nuke.DataCache"
+        // Under the app's cache dir (`Context.getCacheDir()`): Glide's
+        // `DEFAULT_DISK_CACHE_DIR`, Coil 3's singleton
+        // (`SYSTEM_TEMPORARY_DIRECTORY / "coil3_disk_cache"`), Coil 2's
+        // `SingletonDiskCache.DIRECTORY`. Flutter's default cache key
+        // names both its database and its folder; this folder holds them.
+        case .glide: return "image_manager_disk_cache"
+        case .coil: return "coil3_disk_cache"
+        case .coil2: return "image_cache"
+        case .flutter: return "flutter_cache_manager"
+        }
+    }
+
+    /// Whether the library enumerates sub-folders of its cache folder
+    /// (SDWebImage and Kingfisher use a recursive enumerator; Nuke lists
+    /// only the folder itself; flutter's files are in `libCachedImageData/`;
+    /// a DiskLruCache folder is flat).
+    public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter }
+
+    /// The layout with its default settings.
+    public func layout() -> any CacheLayout {
+        switch self {
+        case .sdwebimage: return SDWebImageLayout()
+        case .kingfisher: return KingfisherLayout()
+        case .nuke: return NukeLayout()
+        case .glide: return GlideLayout()
+        case .coil: return CoilLayout()
+        case .coil2: return Coil2Layout()
+        case .flutter: return FlutterLayout()
+        }
+    }
+}
+
+/// The file names of one cache key: `storedName` is written, and a lookup
+/// tries `lookupNames` in order (it starts with `storedName`).
+public struct CacheEntryName: Equatable, Sendable {
+    public let storedName: String
+    public let lookupNames: [String]
+
+    public init(storedName: String, lookupNames: [String]) {
+        self.storedName = storedName
+        self.lookupNames = lookupNames
+    }
+
+    public init(storedName: String) {
+        self.init(storedName: storedName, lookupNames: [storedName])
+    }
+}
+
+extension CacheLayout {
+    public func entryName(forKey key: String, md5: UnsafeRawBufferPointer) -> CacheEntryName { entryName(forKey: key) }
+    public func isLive(_ info: stat, now: Int64) -> Bool { true }
+    public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
+    public func makeIndex(directory: String) -> (any CacheIndex)? { nil }
+}
+
+/// Which files a prune removes, in what order, and down to what: the
+/// decisions of one library's expiry and size sweep, as plain data that
+/// `CachePruner` carries out.
+public struct PrunePolicy: Sendable {
+    public enum Expiry: Sendable, Equatable {
+        /// No age expiry (Nuke).
+        case none
+        /// Files whose `date` is at or before `cutoff` (SDWebImage:
+        /// now - maxDiskAge); files without that date stay.
+        case olderThan(cutoff: Int64, date: CacheExpireType)
+        /// Files whose modification date, the stored deadline, is at or
+        /// before now (Kingfisher).
+        case deadlinePassed(now: Int64)
+    }
+
+    /// Which byte count the size limit is compared with.
+    public enum SizeMeasure: String, Sendable {
+        /// Blocks on disk (SDWebImage, Nuke).
+        case allocated
+        /// File length (Kingfisher's `fileSizeKey`).
+        case logical
+    }
+
+    public var expiry: Expiry
+    /// The date trimming goes by, oldest first.
+    public var trimDate: CacheExpireType
+    /// Files without `trimDate` go first (the library reads a missing date as
+    /// `distantPast`: Kingfisher, Nuke) or last (SDWebImage keeps them).
+    public var undatedTrimmedFirst: Bool
+    public var size: SizeMeasure
+    /// The size limit; nil: no trim.
+    public var limit: UInt64?
+    /// Trim starts at `limit` already (Kingfisher: `size < sizeLimit` returns
+    /// early) rather than only above it (SDWebImage, Nuke).
+    public var trimsAtLimit: Bool
+    /// Trim removes files until the size is below (SDWebImage) or at or
+    /// below (Kingfisher, Nuke: `while size > target`) `target`.
+    public var target: UInt64
+    public var stopsAtTarget: Bool
+    /// Sub-folders are entries too (SDWebImage, Kingfisher) or not (Nuke).
+    public var walksSubfolders: Bool
+
+    /// The `Record.date` of an expired file under `.deadlinePassed`:
+    /// expiry there is decided by one date and trimming ordered by another,
+    /// and a record keeps one.
+    static let expiredMark = Int64.min
+    /// A file without `trimDate` that goes first.
+    static let undatedFirst = Int64.min + 1
+
+    /// The one date a file is judged by: expired when at or before
+    /// `expirationCutoff`, then trimmed in its order.
+    func recordDate(_ info: imgwarm_stat) -> Int64 {
+        if case .deadlinePassed(let now) = expiry, info.mtime_ns <= now { return Self.expiredMark }
+        if let date = trimDate.date(of: info) { return date }
+        return undatedTrimmedFirst ? Self.undatedFirst : CacheInventory.noDate
+    }
+
+    /// Records whose date is at or before this are expired; nil: none are.
+    var expirationCutoff: Int64? {
+        switch expiry {
+        case .none: return nil
+        case .olderThan(let cutoff, _): return cutoff
+        case .deadlinePassed: return Self.expiredMark
+        }
+    }
+
+    /// Whether `remaining` bytes call for a trim.
+    func needsTrim(_ remaining: UInt64) -> Bool {
+        guard let limit, limit > 0 else { return false }
+        return trimsAtLimit ? remaining >= limit : remaining > limit
+    }
+
+    /// Whether trimming has gone far enough.
+    func reachedTarget(_ remaining: UInt64) -> Bool {
+        stopsAtTarget ? remaining <= target : remaining < target
+    }
+
+    /// The bytes a file weighs against the limit.
+    func bytes(_ info: imgwarm_stat) -> Int64 {
+        size == .allocated ? info.allocatedBytes : info.size
+    }
+}
