@@ -198,7 +198,7 @@ def cmd_h1conns(work, count, imgwarm, outfile, baseurl, port):
                 # connections to the same origin port open.
                 o = subprocess.run(["ss", "-Htnp", "state", "established", f"( dport = :{port} )"],
                                    capture_output=True, text=True).stdout
-                peak[0] = max(peak[0], len([l for l in o.splitlines() if '"imgwarm"' in l]))
+                peak[0] = max(peak[0], len([l for l in o.splitlines() if '(("imgwarm' in l]))
                 time.sleep(0.01)
 
         th = threading.Thread(target=poll)
