@@ -9,7 +9,7 @@
 #
 # Environment: BENCH_DIR (/dev/shm/imgwarm-bench-sched: corpus and nginx on tmpfs),
 # BENCH_TARGET (/dev/shm/imgwarm-bench-sched/out), BENCH_PORT (18571), BENCH_ROUNDS (3),
-# BENCH_LAT_FILES (8000), BENCH_LAT_JS ("64 128 256"), BENCH_THUMBS (8000: loopback),
+# BENCH_LAT_FILES (8000), BENCH_LAT_JS ("64 128 256"), BENCH_LAT_DELAYS ("40 120": ms, of those two), BENCH_THUMBS (8000: loopback),
 # BENCH_THROTTLE (3000 entries, origin limit BENCH_THROTTLE_LIMIT 200/s), BENCH_RATE_SECONDS (20),
 # BENCH_IMGWARM (a built binary; default: swift build -c release).
 set -euo pipefail
@@ -107,8 +107,10 @@ done
 for part in $parts; do
   case "$part" in
     latency)
-      python3 bench/bench_scheduler.py latency "$work" "$latfiles" "$rounds" "$imgwarm" "$results" "https://127.0.0.1:$tls40" 40 "$latjs"
-      python3 bench/bench_scheduler.py latency "$work" "$latfiles" "$rounds" "$imgwarm" "$results" "https://127.0.0.1:$tls120" 120 "$latjs" ;;
+      for delay in ${BENCH_LAT_DELAYS:-40 120}; do
+        tls=$tls40; [ "$delay" = 120 ] && tls=$tls120
+        python3 bench/bench_scheduler.py latency "$work" "$latfiles" "$rounds" "$imgwarm" "$results" "https://127.0.0.1:$tls" "$delay" "$latjs"
+      done ;;
     loopback)
       python3 bench/bench_scheduler.py loopback "$work" "$thumbs" "$((rounds * 2 - 1))" "$imgwarm" "$results" "http://127.0.0.1:$http" ;;
     throttle)
