@@ -77,7 +77,8 @@ struct WarmSchedulerTests {
         let f = try WarmFixture()
         let urls = serve(f, 400, route: "/throttle/100")
         let report = f.dir + "/r.json"
-        let r = try f.warm([f.writeManifest(urls), "--report", report, "--retries", "5", "-v"])
+        let metrics = f.dir + "/m.prom"
+        let r = try f.warm([f.writeManifest(urls), "--report", report, "--metrics", metrics, "--retries", "5", "-v"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(f.cacheFiles().count == 400)
         let times = f.server.requestTimes()
@@ -97,6 +98,12 @@ struct WarmSchedulerTests {
         let rate = try #require(hosts[0]["throttled_rate"] as? Double)
         #expect(rate <= 110 && rate >= 50, "settled at \(rate)/s")
         #expect((hosts[0]["throttled_responses"] as? Int ?? 0) == f.server.throttledCount)
+        // The metrics carry the same per-host figures.
+        let prom = try String(contentsOfFile: metrics, encoding: .utf8)
+        let hostLabel = "host=\"http://127.0.0.1:\(f.server.port)\""
+        let line = prom.split(separator: "\n").first { $0.hasPrefix("imgwarm_host_throttled_responses{") }
+        #expect(line.map { $0.hasSuffix(hostLabel + "} \(f.server.throttledCount)") } == true, "\(prom)")
+        #expect(prom.contains("imgwarm_host_rate_limit{"), "\(prom)")
     }
 
     /// The plan's order (LIFO here) reaches the server unchanged through
