@@ -301,3 +301,11 @@ struct ChunkedArray<Element> {
         chunks[i / Self.chunkLength][i % Self.chunkLength]
     }
 }
+
+/// SDWebImageDownloaderExecutionOrder: within one priority, the oldest
+/// entry first (FIFO) or the newest first (LIFO). The plan alone applies
+/// it (`WarmPlan.order`); the download engine starts what it is given in
+/// the order it arrives.
+public enum ExecutionOrder: String, Sendable, CaseIterable {
+    case fifo, lifo
+}
