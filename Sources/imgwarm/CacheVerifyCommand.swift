@@ -8,7 +8,7 @@ struct CacheVerifyCommand: ParsableCommand {
         abstract: "Decode every cache entry; list broken entries and stray temp files.",
         discussion: """
         Broken: empty, truncated, not an image, or undecodable (formats are checked as \
-        README's Validation section lists). Stray temp files are leftovers of killed runs \
+        docs/validation.md lists). Stray temp files are leftovers of killed runs \
         under .imgwarm/tmp. Each is printed as `PATH: reason`. Files of an unknown binary \
         format are listed as `PATH: unknown format (...), kept` and kept, as an app may \
         still show them (broken under --strict-formats). Files whose decoder library \

@@ -68,7 +68,7 @@ struct WarmCommand: ParsableCommand {
     @Flag(name: .customLong("no-validate"), help: "Store without decoding (the data must still look like an image).")
     var noValidate = false
 
-    @Flag(name: .customLong("strict-formats"), help: "Reject formats not decoded here (README, Validation) and data of an unknown format instead of accepting them on their signature.")
+    @Flag(name: .customLong("strict-formats"), help: "Reject formats not decoded here (docs/validation.md) and data of an unknown format instead of accepting them on their signature.")
     var strictFormats = false
 
     @Option(name: .customLong("header"), help: ArgumentHelp("Extra request header 'Name: value' (repeatable; values are never printed).", valueName: "header"))
