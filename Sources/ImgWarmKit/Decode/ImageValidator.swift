@@ -35,7 +35,9 @@ public enum ImageValidator {
         bytes.withUnsafeBytes { validate($0, options: options) }
     }
 
-    /// `JPEG, PNG and GIF`: the formats decoded here, for reasons.
+    /// The formats decoded in full here (each with a decoder in
+    /// `CodecBridge`), as `--strict-formats` reasons name them:
+    /// `JPEG, PNG, GIF, ... and JPEG XL`.
     static let strictList: String = {
         let names = ImageFormat.allCases.filter(\.isDecodedHere).map(\.displayName)
         return names.dropLast().joined(separator: ", ") + " and " + names.last!
