@@ -46,10 +46,11 @@ struct CacheVerifyCommand: ParsableCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
-            for entry in report.broken { print("\(entry.path): \(entry.reason)") }
-            for entry in report.unknown { print("\(entry.path): unknown format (\(entry.signature)), kept") }
-            for entry in report.unchecked { print("\(entry.path): not checked: no decoder, kept; \(entry.reason)") }
-            for path in report.strayTempFiles { print("\(path): stray temp file") }
+            // File names are anyone's who can write the folder: escaped.
+            for entry in report.broken { print(TerminalText.escaped("\(entry.path): \(entry.reason)")) }
+            for entry in report.unknown { print(TerminalText.escaped("\(entry.path): unknown format (\(entry.signature)), kept")) }
+            for entry in report.unchecked { print(TerminalText.escaped("\(entry.path): not checked: no decoder, kept; \(entry.reason)")) }
+            for path in report.strayTempFiles { print(TerminalText.escaped("\(path): stray temp file")) }
             print(Self.summary(report))
         }
         for error in report.deleteErrors { printError("cannot remove \(error)") }

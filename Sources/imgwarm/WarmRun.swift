@@ -13,6 +13,11 @@ struct WarmRun {
     func execute() throws -> Int32 {
         let c = command
         ErrorOutput.divertLibraryOutput(verbose: c.verbose)
+        // Before any thread reads the list.
+        Redaction.addQueryNames(c.redactQuery)
+        if c.insecure {
+            printError("warning: --insecure: TLS certificates and host names are not verified; anyone on the network path can serve these images (the report records it)")
+        }
         BufferAllocator.tuneForBulkBuffers()
         let cache = try c.cacheOptions.existingCache(layout: c.layout())
         var state: StateStore?
@@ -23,8 +28,12 @@ struct WarmRun {
             if FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) {
                 state = try? StateStore(cache: cache)
             }
+            try cache.openIndex(writable: false)
         } else {
             try cache.prepare()
+            // The journal or database is read (and made when missing) before
+            // the first lookup; one of another version stops the run here.
+            try cache.openIndex(writable: true)
             lock = try CacheLock(cache: cache, mode: .shared)
             cache.cleanStaleTempFiles()
             state = try StateStore(cache: cache)
@@ -76,9 +85,10 @@ struct WarmRun {
         config.connectTimeout = c.connectTimeout
         config.maxBodyBytes = Int(clamping: c.maxBytes)
         config.retries = c.retries
-        config.headers = c.headers
+        config.headerRules = try c.headerRules()
         if let ua = c.userAgent { config.userAgent = ua }
         config.insecure = c.insecure
+        config.allowHTTPRedirect = c.allowHTTPRedirect
 
         var options = WarmOptions()
         options.refresh = c.refresh
@@ -121,10 +131,13 @@ struct WarmRun {
         let signals = SignalWatcher { _ in prefetcher.cancel() }
         progress.start()
         prefetcher.run()  // shuts the engine down when done
+        // The READ lines and touched dates still buffered.
+        do { try cache.closeIndex() } catch { printError("\(error)") }
         progress.stop()
         signals.stop()
 
-        let report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
+        var report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
+        report.insecure = c.insecure
         let snap = prefetcher.ledger.snapshot()
         let succeeded = prefetcher.fatalError == nil && signals.received == nil
             && (plan.uniqueCount > 0 || plan.outsideShard > 0)
@@ -148,7 +161,7 @@ struct WarmRun {
         }
         if c.dryRun {
             // Dry runs list what they would fetch.
-            if c.verbose { report.forEachRow { row in print("\(row.outcome) \(row.url ?? row.source)") } }
+            if c.verbose { report.forEachRow { row in print(TerminalText.escaped("\(row.outcome) \(row.url ?? row.source)")) } }
         }
 
         if let fatal = prefetcher.fatalError {

@@ -113,7 +113,9 @@ import Testing
     }
 
     /// The layouts' own names for a key, as the warm command stores them.
-    @Test(arguments: CacheLayoutKind.allCases)
+    /// (The layouts with an index, Glide's and Coil's journals and flutter's
+    /// database, are pruned through it, not through the arena.)
+    @Test(arguments: CacheLayoutKind.allCases.filter { $0.layout().makeIndex(directory: "/") == nil })
     func layoutNamesArePacked(kind: CacheLayoutKind) throws {
         let arena = NameArena()
         var name = kind.layout().entryName(forKey: "https://example.com/a.jpg").storedName

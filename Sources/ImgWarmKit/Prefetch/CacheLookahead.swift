@@ -104,7 +104,7 @@ final class CacheLookahead: @unchecked Sendable {
     /// interrupted run may so have renewed entries it did not reach.
     static func lookup(_ name: CacheEntryName, in cache: DiskCache, renewingHits: Bool) -> Lookup {
         let existing = cache.existingEntry(for: name)
-        if renewingHits, let existing { cache.renewAccessTime(path: existing.path) }
+        if renewingHits, let existing { cache.recordHit(name, path: existing.path) }
         return Lookup(name: name, existing: existing)
     }
 

@@ -26,7 +26,13 @@ public final class SlowWriteStore: CacheStore, @unchecked Sendable {
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
                       keepExisting: Bool) throws {
-        _ = try cache.store(bytes, for: name, replacing: previous, keepExisting: keepExisting) { [pause] fd, raw in
+        try store(bytes, as: name, replacing: previous, keepExisting: keepExisting, response: nil)
+    }
+
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+                      keepExisting: Bool, response: StoredResponse?) throws {
+        _ = try cache.store(bytes, for: name, replacing: previous, keepExisting: keepExisting,
+                            response: response) { [pause] fd, raw in
             var offset = 0
             while offset < raw.count {
                 usleep(pause)

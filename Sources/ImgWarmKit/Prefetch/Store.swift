@@ -11,9 +11,20 @@ public protocol CacheStore: AnyObject, Sendable {
     /// run's) is kept and `bytes` dropped. Throws `CacheError`.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
                keepExisting: Bool) throws
+    /// `store` with what the response said (Coil 3's metadata, flutter's
+    /// eTag and validTill); the iOS layouts keep only the bytes.
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+               keepExisting: Bool, response: StoredResponse?) throws
     /// A 304 kept the entry: renews its access time as the app's read does
     /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
+}
+
+extension CacheStore {
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+                      keepExisting: Bool, response: StoredResponse?) throws {
+        try store(bytes, as: name, replacing: previous, keepExisting: keepExisting)
+    }
 }
 
 extension DiskCache: CacheStore {
@@ -22,9 +33,15 @@ extension DiskCache: CacheStore {
         try store(bytes, for: name, replacing: previous, keepExisting: keepExisting)
     }
 
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+                      keepExisting: Bool, response: StoredResponse?) throws {
+        _ = try store(bytes, for: name, replacing: previous, keepExisting: keepExisting, response: response,
+                      write: FileIO.writeAll)
+    }
+
     public func renew(_ name: CacheEntryName) -> Int64? {
         guard let entry = existingEntry(for: name) else { return nil }
-        renewAccessTime(path: entry.path)
+        recordHit(name, path: entry.path)
         return entry.size
     }
 }
@@ -51,12 +68,13 @@ final class GatedStore: @unchecked Sendable {
     /// Writes `body` as the entry `lookup` found (replacing its file, if
     /// any) once every earlier ticket is decided and it fits. `then` may
     /// run on the thread that decides an earlier entry.
-    func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, ticket: Int?, then: @escaping (StoreResult) -> Void) {
-        guard let gate, let ticket else { return then(write(body, to: lookup)) }
+    func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, ticket: Int?, response: StoredResponse? = nil,
+               then: @escaping (StoreResult) -> Void) {
+        guard let gate, let ticket else { return then(write(body, to: lookup, response: response)) }
         // Replacing a cached file (--refresh) is not new room.
         let allocated: UInt64? = lookup.existing == nil ? UInt64((body.count + 4095) / 4096 * 4096) : nil
         gate.decide(ticket, size: allocated) { [self] fits in
-            then(fits ? write(body, to: lookup) : .overBudget(limit: gate.limit))
+            then(fits ? write(body, to: lookup, response: response) : .overBudget(limit: gate.limit))
         }
     }
 
@@ -66,10 +84,11 @@ final class GatedStore: @unchecked Sendable {
         return store.renew(name).map { .renewed(bytes: $0) } ?? .vanished
     }
 
-    private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup) -> StoreResult {
+    private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
         do {
             try body.withUnsafeBytes {
-                try store.store($0, as: lookup.name, replacing: lookup.existing?.path, keepExisting: lookup.unchecked)
+                try store.store($0, as: lookup.name, replacing: lookup.existing?.path, keepExisting: lookup.unchecked,
+                                response: response)
             }
             return .stored
         } catch let error as CacheError {

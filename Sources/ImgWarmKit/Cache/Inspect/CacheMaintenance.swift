@@ -99,7 +99,10 @@ public enum CacheMaintenance {
         }
         var firstError: CacheError?
         var dirs = Set<String>()
-        CacheScanner.scan(cache) { record in
+        // Every file, the index too: a DiskLruCache's own `delete()` removes
+        // the folder's contents, journal included; flutter's database goes
+        // with its files.
+        CacheScanner.scan(cache.directory, descends: cache.layout.kind.walksSubfolders) { record in
             let path = cache.directory + "/" + record.relativePath
             if unlink(path) == 0 {
                 result.files += 1

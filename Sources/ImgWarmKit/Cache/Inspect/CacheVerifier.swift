@@ -109,6 +109,9 @@ public struct CacheVerifier: Sendable {
             if e == ENOENT { return report }  // nothing cached yet: nothing broken
             throw CacheError(path: cache.directory, reason: errnoString(e), errno: e)
         }
+        // A journal or database of another library version: an error, as
+        // for a folder that is not one.
+        try cache.openIndex(writable: false)
         var batch: [CacheFileRecord] = []
         batch.reserveCapacity(batchSize)
         func flush() {
@@ -134,7 +137,14 @@ public struct CacheVerifier: Sendable {
 
         if delete {
             // Never the unchecked ones: nothing is known against them.
-            for path in report.broken.map(\.path) + report.strayTempFiles {
+            // An indexed entry goes through its index (a REMOVE line, the
+            // row), as the library removes one.
+            if let index = cache.index {
+                for path in report.broken.map(\.path) {
+                    do { try index.removeEntry(imagePath: path) } catch { report.deleteErrors.append("\(path): \(error)") }
+                }
+            }
+            for path in (cache.index == nil ? report.broken.map(\.path) : []) + report.strayTempFiles {
                 if unlink(path) != 0 && errno != ENOENT {
                     report.deleteErrors.append("\(path): \(errnoString(errno))")
                 }

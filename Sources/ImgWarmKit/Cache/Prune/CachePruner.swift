@@ -16,6 +16,8 @@ public struct PruneOptions: Sendable {
     /// Trim goes down to `trimRatio x maxSize`; nil: the layout's default
     /// (SDWebImage: half; Nuke: 0.7).
     public var trimRatio: Double?
+    /// flutter's maxNrOfCacheObjects; nil: the layout's default (200).
+    public var maxObjects: Int?
     /// Names never removed (`--keep`).
     public var pinned = PinnedNames()
     public var dryRun = false

@@ -59,6 +59,29 @@ public final class DiskCache: @unchecked Sendable {
         }
         self.directory = d
         entryPathPrefix = d + "/"
+        index = layout.makeIndex(directory: d)
+    }
+
+    /// The layout's index (a DiskLruCache journal, flutter's database), nil
+    /// for the iOS layouts: lookups, stores and hit renewals go through it.
+    public let index: (any CacheIndex)?
+
+    /// Reads the layout's index, and with `writable` makes or repairs it
+    /// (warm, prune); a no-op without one. Throws `CacheError` for an index
+    /// of another library version, which is left as it is.
+    public func openIndex(writable: Bool) throws {
+        try index?.open(writable: writable)
+    }
+
+    /// Writes what the index still buffers (READ lines, touched dates).
+    public func closeIndex() throws {
+        try index?.close()
+    }
+
+    /// An entry the app has just read (a `cached` hit, a 304): the access
+    /// time for the iOS layouts, the index's record of a read otherwise.
+    public func recordHit(_ name: CacheEntryName, path: String) {
+        if let index { index.recordHit(name) } else { renewAccessTime(path: path) }
     }
 
     deinit {
@@ -157,8 +180,13 @@ public final class DiskCache: @unchecked Sendable {
     public func fileName(forKey key: String) -> CacheEntryName { layout.entryName(forKey: key) }
 
     /// The path imgwarm writes for `key`.
-    public func path(forKey key: String) -> String {
-        directory + "/" + fileName(forKey: key).storedName
+    public func path(forKey key: String) -> String { path(for: fileName(forKey: key)) }
+
+    /// The path imgwarm writes for an entry (flutter: its files folder, the
+    /// name being chosen at the store).
+    public func path(for name: CacheEntryName) -> String {
+        if let index { return index.plannedPath(for: name) }
+        return entryPathPrefix + name.storedName
     }
 
     /// The path of an existing entry for `key` (SDWebImage: `<md5>.<ext>`
@@ -177,6 +205,7 @@ public final class DiskCache: @unchecked Sendable {
     /// layout does not count as live (a Kingfisher file past its deadline)
     /// is no entry: the app would fetch it again, and so does warm.
     public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
+        if let index { return index.existingEntry(for: name) }
         for candidate in name.lookupNames {
             let p = entryPathPrefix + candidate
             var st = stat()
@@ -214,7 +243,14 @@ public final class DiskCache: @unchecked Sendable {
     /// `store` with the copy into the temp file done by `write` (the test
     /// store `SlowWriteStore` passes a slow one).
     func store<C: ContiguousBytes>(_ bytes: C, for name: CacheEntryName, replacing previous: String?, keepExisting: Bool,
+                                   response: StoredResponse? = nil,
                                    write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
+        if let index {
+            try bytes.withUnsafeBytes {
+                try index.store($0, as: name, response: response, keepExisting: keepExisting, write: write)
+            }
+            return index.existingEntry(for: name)?.path ?? index.plannedPath(for: name)
+        }
         let final = entryPathPrefix + name.storedName
         // No descriptors (a folder missing): the paths, whose ENOENT below
         // makes the folders again.
