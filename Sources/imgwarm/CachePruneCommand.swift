@@ -83,13 +83,11 @@ struct CachePruneCommand: ParsableCommand {
         options.pinned = try loadPinned(layout: cache.layout)
         // Share the cache with concurrent warms; keep `cache clear --all`
         // out meanwhile. A cache no imgwarm run has used gets no lock file
-        // (and a dry run touches nothing).
-        var lock: CacheLock?
-        if !options.dryRun, FileManager.default.fileExists(atPath: cache.stateDirectory) {
-            lock = try CacheLock(cache: cache, mode: .shared)
-        }
-        defer { withExtendedLifetime(lock) {} }
-        let result = try CachePruner(directory: cache.directory, options: options).run()
+        // (and a dry run touches nothing). The walk and every removal go
+        // relative to the folder the session opened.
+        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
+        defer { withExtendedLifetime(session) {} }
+        let result = try CachePruner(root: cache.rootFolder!, options: options).run()
         let out = OutputLines()
         if json {
             PruneReport.json(result, includeFiles: dryRun) { out.write($0) }
@@ -111,11 +109,10 @@ struct CachePruneCommand: ParsableCommand {
         var options = self.options(layout: cache.layout)
         if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
         options.pinned = try loadPinned(layout: cache.layout)
-        var lock: CacheLock?
-        if !options.dryRun, FileManager.default.fileExists(atPath: cache.stateDirectory) {
-            lock = try CacheLock(cache: cache, mode: .shared)
-        }
-        defer { withExtendedLifetime(lock) {} }
+        // The same preparation as the folder layouts: folders checked, the
+        // lock shared with warms.
+        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
+        defer { withExtendedLifetime(session) {} }
         let result: IndexPruneResult
         do {
             result = try index.prune(options)

@@ -20,24 +20,12 @@ struct WarmRun {
         }
         BufferAllocator.tuneForBulkBuffers()
         let cache = try c.cacheOptions.existingCache(layout: c.layout())
-        var state: StateStore?
-        var lock: CacheLock?
-        defer { withExtendedLifetime(lock) {} }
-        if c.dryRun {
-            // Touch nothing: read the state only if it is already there.
-            if FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) {
-                state = try? StateStore(cache: cache)
-            }
-            try cache.openIndex(writable: false)
-        } else {
-            try cache.prepare()
-            // The journal or database is read (and made when missing) before
-            // the first lookup; one of another version stops the run here.
-            try cache.openIndex(writable: true)
-            lock = try CacheLock(cache: cache, mode: .shared)
-            cache.cleanStaleTempFiles()
-            state = try StateStore(cache: cache)
-        }
+        // Prepare and check the folders, read the layout's index, lock,
+        // clean, open the state: nothing in the cache changes before this
+        // has passed.
+        let session = try CacheSession(cache, for: c.dryRun ? .warmDryRun : .warm)
+        defer { withExtendedLifetime(session) {} }
+        let state = session.state
 
         // Manifests → plan.
         let plan = WarmPlan(defaultPriority: RequestPriority(name: c.priority) ?? .normal,

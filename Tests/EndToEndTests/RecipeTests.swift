@@ -167,6 +167,10 @@ import TestSupport
         let prune = try pod(Self.dict(cron, "spec", "jobTemplate", "spec", "template", "spec"))
         #expect(warm.claim == claimName && prune.claim == claimName, "both mount the claim \(claimName)")
         #expect(warm.mount == "/cache" && prune.mount == "/cache")
+        // The kubelet would make .imgwarm group-writable at each mount otherwise, which imgwarm refuses.
+        for spec in [Self.dict(job, "spec", "template", "spec"), Self.dict(cron, "spec", "jobTemplate", "spec", "template", "spec")] {
+            #expect(Self.dict(spec, "securityContext")?["fsGroupChangePolicy"] as? String == "OnRootMismatch")
+        }
         let cacheArg = { (args: [String]) in args.first { $0.hasPrefix("--cache=") } }
         #expect(cacheArg(warm.args) != nil && cacheArg(warm.args) == cacheArg(prune.args), "the same cache folder")
 

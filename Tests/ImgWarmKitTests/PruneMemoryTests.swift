@@ -138,7 +138,7 @@ import Testing
         let offset = try copy.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
         var missing = "gone"
         let gone = try missing.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
-        let remover = try FileRemover(directory: f.directory, directories: [""],
+        let remover = try FileRemover(directory: f.directory,
                                       policy: try PruneOptions(maxAge: 0).policy(now: PruneFixture.now), dryRun: dryRun)
         #expect(remover.remove(nameAt: gone, in: arena, directoryIndex: 0, dueDate: PruneFixture.now) == (dryRun ? .removed : .vanished))
         #expect(remover.remove(nameAt: offset, in: arena, directoryIndex: 0, dueDate: PruneFixture.now) == .removed)
