@@ -65,6 +65,9 @@ struct WarmCommand: ParsableCommand {
     @Option(name: .customLong("max-pixels"), help: "Largest accepted width x height.")
     var maxPixels: UInt64 = 100_000_000
 
+    @Option(name: .customLong("decode-memory"), help: ArgumentHelp("Memory all decoders may hold at once, estimated from each image's header; an image waits for its share, one over the whole fails as too-large. [default: a quarter of the cgroup's memory limit or of RAM, at most 1GiB]", valueName: "size"), transform: Parse.size)
+    var decodeMemory: UInt64?
+
     @Flag(name: .customLong("no-validate"), help: "Store without decoding (the data must still look like an image).")
     var noValidate = false
 
@@ -139,6 +142,7 @@ struct WarmCommand: ParsableCommand {
         if !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         if !(connectTimeout > 0) { throw ValidationError("--connect-timeout must be positive") }
         if maxPixels < 1 { throw ValidationError("--max-pixels must be at least 1") }
+        if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
         if maxFailures < 0 { throw ValidationError("--max-failures must be 0 or more") }
         if RequestPriority(name: priority) == nil { throw ValidationError("--priority must be high, normal or low") }
         if ExecutionOrder(rawValue: order.lowercased()) == nil { throw ValidationError("--order must be fifo or lifo") }

@@ -82,6 +82,7 @@ struct WarmRun {
         options.refresh = c.refresh
         options.retryFailed = c.retryFailed
         options.validation.maxPixels = c.maxPixels
+        options.validation.decodeMemory = DecodeMemoryGate(limit: c.decodeMemory ?? DecodeMemoryDefault.current())
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun
@@ -116,7 +117,9 @@ struct WarmRun {
             }
         }
 
-        let signals = SignalWatcher { _ in prefetcher.cancel() }
+        // A second signal exits at once: the bar is erased first, so the
+        // shell's prompt does not land on a stale bar.
+        let signals = SignalWatcher(onSignal: { _ in prefetcher.cancel() }, beforeExit: { progress.stop() })
         progress.start()
         prefetcher.run()  // shuts the engine down when done
         // The READ lines and touched dates still buffered.
@@ -195,7 +198,7 @@ final class SignalWatcher: @unchecked Sendable {
         return _received
     }
 
-    init(onSignal: @escaping @Sendable (Int32) -> Void) {
+    init(onSignal: @escaping @Sendable (Int32) -> Void, beforeExit: @escaping @Sendable () -> Void = {}) {
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: DispatchQueue.global())
@@ -208,6 +211,7 @@ final class SignalWatcher: @unchecked Sendable {
                 if first {
                     onSignal(sig)
                 } else {
+                    beforeExit()
                     Glibc.exit(128 + sig)
                 }
             }
