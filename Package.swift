@@ -8,7 +8,11 @@ let swiftSettings: [SwiftSetting] = []
 
 let package = Package(
     name: "imgwarm",
-    platforms: [.macOS(.v13)],
+    // Linux only, so no Apple platform is declared: the code calls Glibc
+    // (getdents64 and statx through CFileScan, O_TMPFILE, renameat2,
+    // mallopt) and links Debian's image libraries through pkg-config.
+    // Sources/ImgWarmKit/Support/Platform.swift stops other builds with
+    // one clear error.
     products: [
         .executable(name: "imgwarm", targets: ["imgwarm"]),
         .library(name: "ImgWarmKit", targets: ["ImgWarmKit"]),

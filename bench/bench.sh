@@ -13,7 +13,8 @@
 # BENCH_CACHED (100000), BENCH_MANIFEST_LINES (1000000), BENCH_PRUNE_FILES (1000000),
 # BENCH_LAT_J (64), BENCH_LAT_FILES (8000), BENCH_DELAY_MS (40),
 # BENCH_BUILD (static: the binary as scripts/package.sh ships it; dynamic: plain swift build -c release),
-# BENCH_DROP (auto: drop the page cache before each run unless corpus and targets are both on tmpfs; yes; no).
+# BENCH_DROP (auto: drop the page cache before each run unless corpus and targets are both on tmpfs; yes; no),
+# IMGWARM_BIN (measure that binary instead of building one).
 #
 # Latency profile: nginx over TLS with HTTP/2 (a self-signed certificate made
 # with openssl here) proxies to an origin on loopback (bench.py delayserver)
@@ -86,7 +87,9 @@ fi
 # here: the page cache is dropped before every run, and a build that loads
 # 57 shared libraries starts in 0.17-0.18 s from a cold cache against
 # 0.10-0.12 s for the static one (curl 0.03-0.04 s), a tenth of a large run.
-if [ "${BENCH_BUILD:-static}" = dynamic ]; then
+if [ -n "${IMGWARM_BIN:-}" ]; then
+  imgwarm="$IMGWARM_BIN"          # a given build, e.g. another branch's, or a quick check of this script
+elif [ "${BENCH_BUILD:-static}" = dynamic ]; then
   swift build -c release --product imgwarm >&2
   imgwarm="$(swift build -c release --show-bin-path)/imgwarm"
 else

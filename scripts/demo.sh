@@ -4,7 +4,7 @@
 # examples/manifest.txt, runs it again (all cached), and prints stats.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --release >/dev/null
+scripts/setup.sh --demo >/dev/null
 export PATH="/opt/swift/usr/bin:$PATH"
 bin="$(swift build -c release --show-bin-path)/imgwarm"
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Release build, installed as $PREFIX/bin/imgwarm (default PREFIX=/usr/local).
+# Installs what building needs (the image libraries' -dev packages and
+# pkg-config, nothing for tests or packaging), makes a release build and
+# installs it as $PREFIX/bin/imgwarm (default PREFIX=/usr/local).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PREFIX="${PREFIX:-/usr/local}"
-scripts/setup.sh --release
+scripts/setup.sh --install
 export PATH="/opt/swift/usr/bin:$PATH"
 bin="$(swift build -c release --show-bin-path)/imgwarm"
 install -d "$PREFIX/bin"

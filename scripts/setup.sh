@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Installs every system package imgwarm needs to build, test and benchmark,
-# then builds. Idempotent; run as root on a fresh Debian/Ubuntu machine.
-#   scripts/setup.sh              packages + debug build (tests)
-#   scripts/setup.sh --release    packages + release build
-#   scripts/setup.sh --build-deps only what scripts/package.sh needs (pkg-config,
-#                                 the -dev packages of `required`, dpkg-dev), no
-#                                 build: the Dockerfile's build stage
+# Installs the system packages imgwarm needs, then builds. Idempotent; run
+# as root on a fresh Debian/Ubuntu machine.
+#   scripts/setup.sh              every package (build, tests, packaging,
+#                                 benchmarks) + debug build with the tests
+#   scripts/setup.sh --release    every package + release build
+#   scripts/setup.sh --install    only what building needs (pkg-config, the
+#                                 -dev packages of `required`) + release build:
+#                                 scripts/install.sh
+#   scripts/setup.sh --demo       the same plus python3 (the demo's server):
+#                                 scripts/demo.sh
+#   scripts/setup.sh --build-deps what scripts/package.sh needs (what building
+#                                 needs, dpkg-dev), no build: the Dockerfile's
+#                                 build stage
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,12 +64,20 @@ missing() {
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 apt_install() { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@"; }
-if [ "${1:-}" = "--build-deps" ]; then
-  # Building needs the libraries' headers and pkg-config files, not the test tools.
-  mapfile -t required < <(printf '%s\n' "${required[@]}" | grep -E -e '-dev$' -e '^pkg-config$')
-  packaging=(dpkg-dev)
-  optional=()
-fi
+mode="${1:-}"
+case "$mode" in
+  "" | --release) ;;
+  --build-deps | --install | --demo)
+    # Building needs the libraries' headers and pkg-config files, not the
+    # test tools, nginx, prometheus or the packaging tools.
+    mapfile -t required < <(printf '%s\n' "${required[@]}" | grep -E -e '-dev$' -e '^pkg-config$')
+    packaging=()
+    optional=()
+    if [ "$mode" = --build-deps ]; then packaging=(dpkg-dev); fi
+    if [ "$mode" = --demo ]; then required+=(python3); fi
+    ;;
+  *) echo "setup: unknown option $mode (--release, --install, --demo, --build-deps)" >&2; exit 2 ;;
+esac
 mapfile -t need < <(missing "${required[@]}" "${packaging[@]}")
 mapfile -t want < <(missing "${optional[@]}")
 if ((${#need[@]} + ${#want[@]})); then
@@ -78,10 +92,8 @@ if ((${#want[@]})); then
 fi
 
 export PATH="/opt/swift/usr/bin:$PATH"
-if [ "${1:-}" = "--build-deps" ]; then
-  exit 0
-elif [ "${1:-}" = "--release" ]; then
-  swift build -c release --product imgwarm
-else
-  swift build --build-tests
-fi
+case "$mode" in
+  --build-deps) ;;
+  --release | --install | --demo) swift build -c release --product imgwarm ;;
+  *) swift build --build-tests ;;
+esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The .deb and the container image's runtime stage, tested without Docker:
 #  1. scripts/package.sh builds dist/imgwarm_<version>_<arch>.deb.
-#  2. lintian reports no error and no warning (README explains the info tags).
+#  2. lintian reports no error and no warning (docs/packaging.md explains the info tags).
 #  3. The package holds the binary, man page, completions, copyright and
 #     changelog; Depends names the package of every NEEDED library (found
 #     again here with objdump -p and dpkg -S, apart from package.sh's

@@ -115,7 +115,7 @@ static int iw_jpeg_run(struct jpeg_decompress_struct *cinfo, jpeg_ctx_err *e,
          does in normal mode before the output pass we leave out.
        The rows that are produced come at 1/8 scale with the fast IDCT and
        no smoothing. Measured with callgrind on the bench corpora (see
-       README "Performance"). */
+       docs/performance.md). */
     cinfo->scale_num = 1;
     cinfo->scale_denom = IW_JPEG_SCALE_DENOM;
     cinfo->dct_method = JDCT_IFAST;

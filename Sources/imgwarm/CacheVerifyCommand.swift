@@ -8,7 +8,7 @@ struct CacheVerifyCommand: ParsableCommand {
         abstract: "Decode every cache entry; list broken entries and stray temp files.",
         discussion: """
         Broken: empty, truncated, not an image, or undecodable (formats are checked as \
-        README's Validation section lists). Stray temp files are leftovers of killed runs \
+        docs/validation.md lists). Stray temp files are leftovers of killed runs \
         under .imgwarm/tmp. Each is printed as `PATH: reason`. A symbolic link, FIFO, \
         socket or device at an entry's name is broken too (`PATH: symbolic link, not a \
         regular file (never followed)`); --delete removes the link, never its target. \

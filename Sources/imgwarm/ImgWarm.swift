@@ -8,7 +8,7 @@ import Glibc
 struct ImgWarm: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imgwarm",
-        abstract: "Warm SDWebImage disk caches in batch: download, validate and store image URLs.",
+        abstract: "Warm apps' image disk caches in batch: download, validate and store image URLs in an image library's own cache layout (--layout).",
         discussion: """
         Exit status: 0 success; 1 some entries failed (beyond --max-failures); \
         2 usage error or no usable input; 3 the cache cannot be used.

@@ -88,7 +88,7 @@ struct WarmCommand: ParsableCommand {
     @Flag(name: .customLong("no-validate"), help: "Store without decoding (the data must still look like an image).")
     var noValidate = false
 
-    @Flag(name: .customLong("strict-formats"), help: "Reject formats not decoded here (README, Validation) and data of an unknown format instead of accepting them on their signature.")
+    @Flag(name: .customLong("strict-formats"), help: "Reject formats not decoded here (docs/validation.md) and data of an unknown format instead of accepting them on their signature.")
     var strictFormats = false
 
     @Option(name: .customLong("header"), help: ArgumentHelp("Extra request header 'Name: value', or @FILE for the header lines of FILE (values stay out of the process list); sent only to the scheme, host and port of each entry's own URL, never across a redirect to another (repeatable; values are never printed).", valueName: "header"))

@@ -54,7 +54,7 @@ import TestSupport
 
     static var javaAvailable: Bool { DiskLruReader.shared != nil }
 
-    @Test(.enabled(if: runsOrFailsUnderCI(javaAvailable), "needs javac, java, libokhttp-java, libokio-java"),
+    @Test(.needs(javaAvailable, "needs javac, java, libokhttp-java, libokio-java: reading with OkHttp\'s DiskLruCache did not run"),
           arguments: diskLruLayouts)
     func warmHitPruneVerifyAndReadBackWithOkHttp(_ lib: DiskLru) throws {
         let f = try WarmFixture()
@@ -150,7 +150,7 @@ import TestSupport
     /// What a kill between an entry's DIRTY and CLEAN lines leaves: OkHttp
     /// drops that entry (`processJournal` deletes its files) and reads the
     /// rest; the next warm fetches it again and publishes it.
-    @Test(.enabled(if: runsOrFailsUnderCI(javaAvailable), "needs javac, java, libokhttp-java, libokio-java"))
+    @Test(.needs(javaAvailable, "needs javac, java, libokhttp-java, libokio-java: reading with OkHttp\'s DiskLruCache did not run"))
     func aDirtyLineWithoutCleanIsAMissThatTheNextWarmRepairs() throws {
         let lib = Self.diskLruLayouts[1]
         let f = try WarmFixture()
@@ -174,7 +174,7 @@ import TestSupport
 
     /// Two warms at once on one folder, overlapping, with slow writes:
     /// OkHttp opens the result and reads every entry.
-    @Test(.enabled(if: runsOrFailsUnderCI(javaAvailable), "needs javac, java, libokhttp-java, libokio-java"),
+    @Test(.needs(javaAvailable, "needs javac, java, libokhttp-java, libokio-java: reading with OkHttp\'s DiskLruCache did not run"),
           arguments: [diskLruLayouts[0], diskLruLayouts[1]])
     func twoConcurrentWarmsLeaveAJournalOkHttpReads(_ lib: DiskLru) throws {
         let f = try WarmFixture()
@@ -192,7 +192,7 @@ import TestSupport
     }
 
     /// flutter: the database as Python's sqlite3 reads it, every row's file.
-    @Test(.enabled(if: runsOrFailsUnderCI(findTool("python3") != nil), "needs python3"))
+    @Test(.needsTools("python3", for: "reading the database with Python's sqlite3"))
     func flutterDatabaseRowsAndFiles() throws {
         let f = try WarmFixture()
         let urls = f.servePNGs(30, etag: true)

@@ -27,7 +27,7 @@ import TestSupport
 
     static func sha256(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
 
-    @Test(.enabled(if: runsOrFailsUnderCI(DiskLruReader.shared != nil), "needs javac, java, libokhttp-java, libokio-java"),
+    @Test(.needs(DiskLruReader.shared != nil, "needs javac, java, libokhttp-java, libokio-java: reading with OkHttp\'s DiskLruCache did not run"),
           arguments: [("glide", "image_manager_disk_cache", 1, 1), ("coil", "coil3_disk_cache", 3, 2), ("coil2", "image_cache", 1, 2)])
     func androidScriptLeavesAFolderOkHttpReadsWithoutState(layout: String, folder: String, appVersion: Int, valueCount: Int) throws {
         let f = try WarmFixture()
@@ -54,7 +54,7 @@ import TestSupport
         #expect(try Self.script("android/warm-android-cache.sh", [manifest, out]).status == 2)
     }
 
-    @Test(.enabled(if: runsOrFailsUnderCI(findTool("python3") != nil), "needs python3"))
+    @Test(.needsTools("python3", for: "reading the database with Python's sqlite3"))
     func flutterScriptLeavesTheDatabaseAndFilesWithoutState() throws {
         let f = try WarmFixture()
         let urls = f.servePNGs(5)

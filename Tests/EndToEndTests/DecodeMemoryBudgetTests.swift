@@ -36,7 +36,7 @@ import TestSupport
     static let mib: UInt64 = 1 << 20
 
     @Test func sixLargeProgressiveJPEGsStayWithinTheBudget() throws {
-        guard let time = neededTool("time", for: "the peak RSS of the binary") else { return }
+        let time = try neededTool("time", for: "the peak RSS of the binary")
         #expect(Self.jpeg.count < 2_000_000, "the fixture is meant to be a small file: \(Self.jpeg.count) bytes")
         let f = try WarmFixture()
         let manifest = Self.serveSix(f)

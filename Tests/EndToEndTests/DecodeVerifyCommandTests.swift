@@ -13,27 +13,10 @@ import ImgWarmKit
         0x02, 0x02, 0x44, 0x01, 0x00, 0x3B,
     ]
 
-    /// The imgwarm built next to this test bundle (`swift build --build-tests`).
-    static var binary: String? {
-        let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [dir, dir.deletingLastPathComponent(), dir.deletingLastPathComponent().deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("imgwarm").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
-
+    /// The binary's exit status and stdout.
     static func run(_ args: [String]) throws -> (status: Int32, out: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(binary, "imgwarm binary not built"))
-        process.arguments = args
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let r = try BinaryRunner.run(args)
+        return (r.status, r.stdout)
     }
 
     @Test func reportsThenDeletesThenIsClean() throws {
@@ -76,17 +59,10 @@ import ImgWarmKit
         #expect(clean.out == "checked 1 file: 0 broken, 0 stray temp files\n")
     }
 
-    /// The path of an encoder the test needs, or nil after saying why: a
-    /// missing encoder fails the test under CI (scripts/setup.sh installs
-    /// it) and is skipped with a message on a developer machine.
-    static func encoder(_ name: String) -> String? {
-        if let path = findTool(name) { return path }
-        if ProcessInfo.processInfo.environment["CI"] == "true" {
-            Issue.record("\(name) is not installed (scripts/setup.sh installs it)")
-        } else {
-            print("skipping: \(name) is not installed")
-        }
-        return nil
+    /// The path of an encoder the test needs (TestSupport's rule: skipped
+    /// when missing, failed under CI).
+    static func encoder(_ name: String) throws -> String {
+        try neededTool(name, for: "making test images with \(name)")
     }
 
     /// Runs an encoder; the file it wrote, or a recorded failure.
@@ -102,8 +78,8 @@ import ImgWarmKit
     /// ImageIO behind SDImageIOCoder) are never deleted as broken; data of
     /// an unknown format is listed and kept unless --strict-formats.
     @Test func deleteKeepsEveryFormatAnAppShows() throws {
-        guard let convert = Self.encoder("convert"), let avifenc = Self.encoder("avifenc"),
-              let cjxl = Self.encoder("cjxl"), let heifEnc = Self.encoder("heif-enc") else { return }
+        let convert = try Self.encoder("convert"), avifenc = try Self.encoder("avifenc"),
+            cjxl = try Self.encoder("cjxl"), heifEnc = try Self.encoder("heif-enc")
         let dir = NSTemporaryDirectory() + "imgwarm-e2e-formats-\(UUID().uuidString)"
         let fm = FileManager.default
         try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -164,8 +140,7 @@ import ImgWarmKit
     /// (djxl on the same file shows them): `cache verify` keeps them off
     /// imgwarm's stderr and still reports the file, on stdout, as broken.
     @Test func decoderLibraryOutputStaysOffStderr() throws {
-        guard let convert = Self.encoder("convert"), let cjxl = Self.encoder("cjxl"),
-              let djxl = Self.encoder("djxl") else { return }
+        let convert = try Self.encoder("convert"), cjxl = try Self.encoder("cjxl"), djxl = try Self.encoder("djxl")
         let dir = NSTemporaryDirectory() + "imgwarm-e2e-libstderr-\(UUID().uuidString)"
         let fm = FileManager.default
         try fm.createDirectory(atPath: dir + "/.work", withIntermediateDirectories: true)

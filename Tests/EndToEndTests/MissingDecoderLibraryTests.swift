@@ -27,7 +27,7 @@ import TestSupport
     /// An image of the format from its CLI encoder (scripts/setup.sh
     /// installs them).
     static func image(_ format: Format, in dir: String) throws -> [UInt8]? {
-        guard let convert = DecodeVerifyCommand.encoder("convert") else { return nil }
+        let convert = try DecodeVerifyCommand.encoder("convert")
         let src = dir + "/src.png", out = dir + "/" + format.file
         guard DecodeVerifyCommand.encode(convert, ["-size", "40x30", "gradient:red-blue", src], output: src) else { return nil }
         let step: (String, [String])
@@ -36,21 +36,21 @@ import TestSupport
         case "heif": step = ("heif-enc", [src, "-o", out])
         default: step = ("cjxl", [src, out])
         }
-        guard let tool = DecodeVerifyCommand.encoder(step.0), DecodeVerifyCommand.encode(tool, step.1, output: out) else { return nil }
+        guard DecodeVerifyCommand.encode(try DecodeVerifyCommand.encoder(step.0), step.1, output: out) else { return nil }
         return try #require(FileManager.default.contents(atPath: out).map { [UInt8]($0) })
     }
 
-    static func library(_ format: Format) -> CodecLibrary? {
+    /// The format's library on this machine (TestSupport's rule when it
+    /// cannot be found: skipped, failed under CI).
+    static func library(_ format: Format) throws -> CodecLibrary {
         switch CodecLibrary.find(format.library) {
         case .success(let lib): return lib
-        case .failure(let why):
-            if isCI { Issue.record("\(why)") } else { print("note: skipped: \(why)") }
-            return nil
+        case .failure(let why): try prerequisiteMissing("\(why)")
         }
     }
 
     @Test(arguments: formats) func warmFailsTheEntryWithoutBlamingTheURL(_ format: Format) throws {
-        guard let lib = Self.library(format) else { return }
+        let lib = try Self.library(format)
         let f = try WarmFixture()
         guard let bytes = try Self.image(format, in: f.dir) else { return }
         let broken = try lib.damagedCopyFolder()
@@ -92,7 +92,7 @@ import TestSupport
     }
 
     @Test(arguments: formats) func verifyListsTheFileAsNotCheckedAndKeepsIt(_ format: Format) throws {
-        guard let lib = Self.library(format) else { return }
+        let lib = try Self.library(format)
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         guard let bytes = try Self.image(format, in: dir) else { return }

@@ -65,7 +65,7 @@ import TestSupport
     }
 
     @Test func theBarIsLiveAndTheSummaryGetsACleanLine() throws {
-        guard let tmux = neededTool("tmux", for: "the progress bar read from a terminal") else { return }
+        let tmux = try neededTool("tmux", for: "the progress bar read from a terminal")
         let f = try WarmFixture()
         // 24 entries, two at a time, 300 ms each: about 3.6 s.
         let pane = Pane(tmux: tmux, command: Self.command(f, Self.slowPNGs(f, 24, ms: 300)))
@@ -91,7 +91,7 @@ import TestSupport
     }
 
     @Test func anInterruptErasesTheBarBeforeTheSummary() throws {
-        guard let tmux = neededTool("tmux", for: "the progress bar read from a terminal") else { return }
+        let tmux = try neededTool("tmux", for: "the progress bar read from a terminal")
         let f = try WarmFixture()
         // 40 entries of 1 s, two at a time: still running when interrupted.
         let pane = Pane(tmux: tmux, command: Self.command(f, Self.slowPNGs(f, 40, ms: 1000)))
@@ -110,7 +110,7 @@ import TestSupport
     }
 
     @Test func aSecondSignalExitsAtOnceWithoutLeavingTheBar() throws {
-        guard let tmux = neededTool("tmux", for: "the progress bar read from a terminal") else { return }
+        let tmux = try neededTool("tmux", for: "the progress bar read from a terminal")
         let f = try WarmFixture()
         let pane = Pane(tmux: tmux, command: Self.command(f, Self.slowPNGs(f, 40, ms: 1000)))
         let bar = pane.waitFor(timeout: 5) { $0.contains { Self.isBar($0, total: 40) } }

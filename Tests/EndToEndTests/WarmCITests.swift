@@ -55,21 +55,6 @@ import TestSupport
             #expect(name.allSatisfy { $0.isLetter || $0 == "_" })
             samples[series.replacingOccurrences(of: "cache=\"\(f.cache)\",", with: "").replacingOccurrences(of: "{cache=\"\(f.cache)\"}", with: "")] = Double(line[line.index(after: space)...])
         }
-        // The reference checker (scripts/setup.sh installs it; required
-        // under CI).
-        if let promtool = neededTool("promtool", for: "promtool check metrics") {
-            let check = Process()
-            check.executableURL = URL(fileURLWithPath: promtool)
-            check.arguments = ["check", "metrics"]
-            check.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: metrics))
-            let out = Pipe()
-            check.standardOutput = out
-            check.standardError = out
-            try check.run()
-            check.waitUntilExit()
-            let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(check.terminationStatus == 0 && said.isEmpty, "promtool: \(said)")
-        }
         #expect(samples["imgwarm_entries{outcome=\"downloaded\"}"] == 4)
         #expect(samples["imgwarm_entries{outcome=\"failed\"}"] == 1)
         #expect(samples["imgwarm_errors{class=\"http-status\"}"] == 1)
@@ -82,6 +67,28 @@ import TestSupport
         #expect(ok.contains("imgwarm_last_success_timestamp_seconds{"))
         #expect(try f.warm([manifest, "--metrics", metrics, "--retry-failed"]).status == 1)
         #expect(try String(contentsOfFile: metrics, encoding: .utf8).contains("imgwarm_last_success_timestamp_seconds{"))
+    }
+
+    /// The reference checker of the text format agrees: `promtool check
+    /// metrics` (scripts/setup.sh installs it).
+    @Test(.needsTools("promtool", for: "promtool check metrics"))
+    func metricsPassPromtoolCheck() throws {
+        let promtool = try neededTool("promtool", for: "promtool check metrics")
+        let f = try WarmFixture()
+        let manifest = f.writeManifest(f.servePNGs(2) + [f.server.url("/status/404")])
+        let metrics = f.dir + "/imgwarm.prom"
+        #expect(try f.warm([manifest, "--metrics", metrics]).status == 1)
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: promtool)
+        check.arguments = ["check", "metrics"]
+        check.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: metrics))
+        let out = Pipe()
+        check.standardOutput = out
+        check.standardError = out
+        try check.run()
+        check.waitUntilExit()
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(check.terminationStatus == 0 && said.isEmpty, "promtool: \(said)")
     }
 
     @Test func dryRunMakesNoRequestAndLeavesNoTrace() throws {

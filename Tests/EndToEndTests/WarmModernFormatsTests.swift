@@ -9,8 +9,8 @@ import ImgWarmKit
 /// reason names the format, and is not cached.
 @Suite struct WarmModernFormats {
     @Test func decodedFormatsAreReportedAndCutCopiesRefused() throws {
-        guard let convert = DecodeVerifyCommand.encoder("convert"), let avifenc = DecodeVerifyCommand.encoder("avifenc"),
-              let cjxl = DecodeVerifyCommand.encoder("cjxl"), let heifEnc = DecodeVerifyCommand.encoder("heif-enc") else { return }
+        let convert = try DecodeVerifyCommand.encoder("convert"), avifenc = try DecodeVerifyCommand.encoder("avifenc"),
+            cjxl = try DecodeVerifyCommand.encoder("cjxl"), heifEnc = try DecodeVerifyCommand.encoder("heif-enc")
         let f = try WarmFixture()
         let work = f.dir + "/images"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)

@@ -227,7 +227,7 @@ import TestSupport
         try index.close()
         lines = try String(contentsOfFile: dir + "/journal", encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 4 + 2000 && lines.dropFirst(4).allSatisfy { $0.hasPrefix("CLEAN ") })
-        guard let reader = DiskLruReader.needed() else { return }
+        let reader = try DiskLruReader.needed()
         let reading = try reader.read(dir, appVersion: 1, valueCount: 1)
         #expect(reading.status == 0 && !reading.stderr.contains("corrupt"), "\(reading.stderr)")
         #expect(reading.entries.count == 2000)

@@ -5,10 +5,10 @@ import TestSupport
 
 /// HTTPS and HTTP/2 against nginx with a self-signed certificate: TLS
 /// verification, --insecure, and multiplexing of many transfers over one
-/// connection. Skipped where nginx is not installed, except under CI
-/// (CI=true), where starting the server then fails the tests.
+/// connection. Skipped where nginx is not installed, failed under CI
+/// (TestSupport's missing-tool rule).
 @Suite("Download over TLS and HTTP/2", .serialized,
-       .enabled(if: runsOrFailsUnderCI(TestTLSServer.isAvailable), "skipped: needs nginx (with HTTP/2) and openssl"))
+       .needs(TestTLSServer.isAvailable, "needs nginx (with HTTP/2) and openssl: the TLS/HTTP2 download tests did not run"))
 struct DownloadTLSTests {
     private func withTLSServer(_ config: DownloaderConfiguration, http2: Bool = true, keepaliveRequests: Int? = nil,
                                _ body: (TestTLSServer, Downloader) throws -> Void) throws {

@@ -1,16 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ImgWarmKit
 
-/// `imgwarm cache prune` as a user runs it: the debug binary that
-/// `swift build --build-tests` puts beside the test bundle.
+/// `imgwarm cache prune` as a user runs it: the binary TestSupport's
+/// BinaryRunner finds.
 @Suite struct PruneCLITests {
-    static let binary: String = {
-        // Tests/ImgWarmKitTests/this file → package root → .build/debug/imgwarm
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/imgwarm").path
-    }()
-
     struct Run {
         var status: Int32
         var stdout: String
@@ -18,19 +13,8 @@ import Testing
     }
 
     func imgwarm(_ arguments: [String]) throws -> Run {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build first: swift build --build-tests")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
+        let r = try BinaryRunner.run(arguments)
+        return Run(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 
     @Test func dryRunJSONThenRealRun() throws {

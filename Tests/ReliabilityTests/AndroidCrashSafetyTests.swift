@@ -60,7 +60,7 @@ import TestSupport
         return killed
     }
 
-    @Test(.enabled(if: runsOrFailsUnderCI(DiskLruReader.shared != nil), "needs javac, java, libokhttp-java, libokio-java"),
+    @Test(.needs(DiskLruReader.shared != nil, "needs javac, java, libokhttp-java, libokio-java: reading with OkHttp\'s DiskLruCache did not run"),
           arguments: [0, 1])
     func killedConcurrentWarmsLeaveAJournalOkHttpOpens(_ which: Int) throws {
         let (layout, appVersion, valueCount) = Self.journals[which]
@@ -117,7 +117,7 @@ import TestSupport
         return try reader.read(copy + "/c", appVersion: appVersion, valueCount: valueCount)
     }
 
-    @Test(.enabled(if: runsOrFailsUnderCI(findTool("python3") != nil), "needs python3"))
+    @Test(.needsTools("python3", for: "reading the database with Python's sqlite3"))
     func killedConcurrentWarmsLeaveAFlutterDatabaseWithWholeFiles() throws {
         let f = try WarmFixture()
         let (urls, bodies) = Self.fixture(f)

@@ -264,11 +264,8 @@ func owner(_ path: String) -> uid_t? {
 /// with a link at every name the old scheme used.
 @Suite struct ReportTempNames {
     @Test func linksAtPredictableTempNamesAreNeverFollowed() throws {
-        guard let unshare = neededTool("unshare", for: "running imgwarm as pid 1") else { return }
-        guard geteuid() == 0 else {
-            print("note: skipped: a pid namespace needs root here")
-            return
-        }
+        let unshare = try neededTool("unshare", for: "running imgwarm as pid 1")
+        if geteuid() != 0 { try prerequisiteMissing("a pid namespace needs root here: the pid-1 temp-name test did not run") }
         let f = try WarmFixture()
         let manifest = f.writeManifest(f.servePNGs(3))
         let out = f.dir + "/out"
@@ -410,11 +407,8 @@ func owner(_ path: String) -> uid_t? {
     /// it is downloaded and replaced. In a folder only its owner writes,
     /// such a file (put there by root, say) still counts.
     @Test(arguments: [mode_t(0o777), 0o1777, 0o775, 0o755]) func unownedFilesInASharedCache(_ mode: mode_t) throws {
-        guard let setpriv = neededTool("setpriv", for: "planting a file as another user") else { return }
-        guard geteuid() == 0 else {
-            print("note: skipped: planting a file as another user needs root")
-            return
-        }
+        let setpriv = try neededTool("setpriv", for: "planting a file as another user")
+        if geteuid() != 0 { try prerequisiteMissing("planting a file as another user needs root: the shared-cache test did not run") }
         let f = try WarmFixture()
         let urls = f.servePNGs(2)
         let manifest = f.writeManifest(urls)
@@ -457,11 +451,8 @@ func owner(_ path: String) -> uid_t? {
 /// reason; the other entries are stored.
 @Suite struct StickySharedCacheAsAUser {
     @Test func anotherUsersFileFailsTheEntryWithItsReason() throws {
-        guard let setpriv = neededTool("setpriv", for: "running imgwarm as another user") else { return }
-        guard geteuid() == 0 else {
-            print("note: skipped: running imgwarm as uid 65534 needs root")
-            return
-        }
+        let setpriv = try neededTool("setpriv", for: "running imgwarm as another user")
+        if geteuid() != 0 { try prerequisiteMissing("running imgwarm as uid 65534 needs root: the sticky-folder test did not run") }
         let f = try WarmFixture()
         let urls = f.servePNGs(3)
         let manifest = f.writeManifest(urls)
@@ -519,8 +510,8 @@ func owner(_ path: String) -> uid_t? {
         FileManager.default.createFile(atPath: stuck + "/f", contents: Data([1]))
         #expect(chmod(stuck, 0o555) == 0)
         defer { chmod(stuck, 0o755) }
-        guard let r = try runBoundByPermissions(["cache", "clear", "--all", "--cache", f.cache],
-                                                 why: "clear --all against a folder it may not change") else { return }
+        let r = try runBoundByPermissions(["cache", "clear", "--all", "--cache", f.cache],
+                                          why: "clear --all against a folder it may not change")
         #expect(r.status == 3, "\(r.output)")
         #expect(r.output.contains("removed 2 files"), "\(r.output)")
         #expect(r.output.contains("imgwarm: \(stuck)/f: cannot remove: Permission denied"), "\(r.output)")
@@ -535,10 +526,10 @@ func owner(_ path: String) -> uid_t? {
 /// Runs the binary so that permission bits bind it: as root, under setpriv
 /// with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its bounding
 /// set (as EndToEndTests/CacheFolderErrors does). Stdout and stderr
-/// together; nil when setpriv is missing (`neededTool` fails under CI).
-func runBoundByPermissions(_ args: [String], why: String) throws -> (status: Int32, output: String)? {
+/// together. Without setpriv the test is skipped (failed under CI).
+func runBoundByPermissions(_ args: [String], why: String) throws -> (status: Int32, output: String) {
     if geteuid() == 0 {
-        guard let setpriv = neededTool("setpriv", for: why) else { return nil }
+        let setpriv = try neededTool("setpriv", for: why)
         let run = try #require(runTool(setpriv, ["--bounding-set=-dac_override,-dac_read_search", "--",
                                                  BinaryRunner.executable] + args))
         return (run.status, run.output)

@@ -242,9 +242,8 @@ struct SecretsAndHeadersTests {
     /// (insecure-redirect, with the redacted Location) before any
     /// cleartext request; followed with --allow-http-redirect. --insecure
     /// warns once and the report records it.
-    @Test func httpsToHTTPRedirectFailsUnlessAllowed() throws {
-        guard neededTool("nginx", for: "the https → http redirect test (TLS server)") != nil,
-              runsOrFailsUnderCI(TestTLSServer.isAvailable) else { return }
+    @Test(.needs(TestTLSServer.isAvailable, "needs nginx (with HTTP/2) and openssl: the https → http redirect test did not run"))
+    func httpsToHTTPRedirectFailsUnlessAllowed() throws {
         let f = try WarmFixture()
         let plain = f.server
         plain.setFile("/down.png", bytes: TinyPNG.make(seed: 11), contentType: "image/png")

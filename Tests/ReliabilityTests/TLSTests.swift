@@ -7,11 +7,6 @@ import TestSupport
 
 /// docs/cli-contract.md: "TLS certificates are verified unless `--insecure`."
 @Suite(.serialized) struct TLSTests {
-    static let tools: (openssl: String, python: String)? = {
-        guard let openssl = findTool("openssl"), let python = findTool("python3") else { return nil }
-        return (openssl, python)
-    }()
-
     /// A loopback HTTPS server (python3's http.server wrapped in ssl) with
     /// a self-signed certificate made for this test. It prints its port and
     /// exits by itself after `lifetime` seconds, so a failed test can't
@@ -31,9 +26,10 @@ import TestSupport
     httpd.serve_forever()
     """
 
-    @Test(.enabled(if: runsOrFailsUnderCI(tools != nil), "skipped: needs openssl and python3 for the HTTPS server"))
+    @Test(.needsTools("openssl", "python3", for: "the HTTPS server of the TLS test"))
     func selfSignedCertificateIsRefusedByDefaultAndAcceptedWithInsecure() throws {
-        let (openssl, python) = try #require(Self.tools)
+        let openssl = try neededTool("openssl", for: "the test certificate")
+        let python = try neededTool("python3", for: "the HTTPS server")
         let dir = makeTempDirectory("imgwarm-tls")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cert = dir + "/cert.pem", key = dir + "/key.pem"

@@ -4,7 +4,7 @@ import TestSupport
 @testable import ImgWarmKit
 
 /// Runs on other machines or in other containers share a cache on a volume
-/// (README: Kubernetes Indexed Job into one shared volume). Their pids mean
+/// (docs/recipes/kubernetes-shared-volume.md). Their pids mean
 /// nothing here, so a pid-only rule deleted their live temp files, and equal
 /// pids (imgwarm as pid 1 in every pod) made temp names collide.
 @Suite struct TempFileOwnershipTests {

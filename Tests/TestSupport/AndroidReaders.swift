@@ -24,21 +24,16 @@ public struct DiskLruReader: Sendable {
     let java: String
     let classpath: String
 
-    /// The reader, or nil when java, javac or the jars are missing (under
-    /// CI=true the calling test then fails, see `neededTool`).
+    /// The reader, or nil when java, javac or the jars are missing (for
+    /// the `.needs(DiskLruReader.shared != nil, ...)` trait).
     public static var shared: DiskLruReader? { compiled.value }
 
-    /// The reader, or nil after a visible note (a failure under CI=true),
-    /// as `neededTool` does for a missing tool.
-    public static func needed(sourceLocation: SourceLocation = #_sourceLocation) -> DiskLruReader? {
+    /// The reader; when it is missing the test stops by TestSupport's rule
+    /// (skipped, failed under CI=true), as `neededTool` does for a tool.
+    public static func needed(sourceLocation: SourceLocation = #_sourceLocation) throws -> DiskLruReader {
         if let reader = shared { return reader }
-        let what = "javac/java, libokhttp-java or libokio-java not found: reading with OkHttp's DiskLruCache did not run"
-        if isCI {
-            Issue.record(Comment(rawValue: what + " (CI=true: scripts/setup.sh installs them)"), sourceLocation: sourceLocation)
-        } else {
-            print("note: skipped: \(what) (run scripts/setup.sh)")
-        }
-        return nil
+        try prerequisiteMissing("javac/java, libokhttp-java or libokio-java not found: reading with OkHttp's DiskLruCache did not run",
+                                sourceLocation: sourceLocation)
     }
 
     /// The jars of a Debian package, from its file list.

@@ -10,7 +10,13 @@ public struct BinaryRunner {
         public var signalled: Bool
     }
 
-    /// The `imgwarm` executable built next to the test bundle.
+    /// The package's root folder (this file is Tests/TestSupport/BinaryRunner.swift).
+    public static let packageRoot: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }()
+
+    /// The `imgwarm` executable built next to the test bundle: the one way
+    /// the tests find the binary (`swift build --build-tests` makes it).
     public static let executable: String = {
         var candidates: [String] = []
         if let exe = Bundle.main.executablePath {
@@ -22,14 +28,16 @@ public struct BinaryRunner {
             candidates.append(dir + "/imgwarm")
             dir = (dir as NSString).deletingLastPathComponent
         }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        candidates.append(root + "/.build/debug/imgwarm")
+        candidates.append(packageRoot + "/.build/debug/imgwarm")
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
     }()
 
-    public static let examplesDirectory: String = {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path + "/examples"
-    }()
+    public static let examplesDirectory: String = packageRoot + "/examples"
+
+    /// The binary is missing: the tests ran without `swift build --build-tests`.
+    public struct NotBuilt: Error, CustomStringConvertible {
+        public var description: String { "\(BinaryRunner.executable) does not exist: run swift build --build-tests first" }
+    }
 
     /// Runs `imgwarm args...`; `stdin` is written to its standard input.
     /// Killed after `timeout` seconds so a hang fails the test instead of CI.
@@ -40,6 +48,7 @@ public struct BinaryRunner {
     }
 
     public static func start(_ args: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Running {
+        guard FileManager.default.isExecutableFile(atPath: executable) else { throw NotBuilt() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = args

@@ -1,14 +1,21 @@
 import Foundation
 import Testing
 
-/// Runs a helper program (mount, openssl, ...) and returns its status and
-/// output; nil when it cannot be started.
+/// Runs a helper program (mount, openssl, an example script, ...) and
+/// returns its status and output (stdout and stderr together); nil when it
+/// cannot be started. `environment` adds to the test's own; `directory` is
+/// its working folder.
 @discardableResult
-public func runTool(_ path: String, _ args: [String]) -> (status: Int32, output: String)? {
+public func runTool(_ path: String, _ args: [String], environment: [String: String] = [:],
+                    directory: String? = nil) -> (status: Int32, output: String)? {
     guard FileManager.default.isExecutableFile(atPath: path) else { return nil }
     let p = Process()
     p.executableURL = URL(fileURLWithPath: path)
     p.arguments = args
+    if !environment.isEmpty {
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
+    if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let out = Pipe()
     p.standardOutput = out
     p.standardError = out
@@ -47,25 +54,61 @@ public func coreutilsDigest(_ tool: String, of text: String) -> String? {
 /// set it): there a missing tool fails the test that needs it.
 public var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
-/// A tool a test needs. Found: its path. Missing: under CI the current test
-/// fails (a check that needs the tool must not pass by not running); on a
-/// developer machine a visible note says what did not run, and the caller
-/// skips that check.
+/// What a test needs that the build does not provide (a program, a
+/// library, a privilege) is missing. The error a test fails with under CI.
+public struct MissingPrerequisite: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The missing-tool rule, the only copy of it: a test whose prerequisite
+/// is missing never passes. On a developer machine it shows as skipped,
+/// with `what` as the reason; under CI, which installs everything
+/// (scripts/setup.sh), it fails. Called when the test is already running:
+/// the test stops here either way.
+public func prerequisiteMissing(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Never {
+    if isCI { throw MissingPrerequisite(description: what + " (CI=true: scripts/setup.sh installs it)") }
+    try Test.cancel(Comment(rawValue: what + " (install it, or run scripts/setup.sh)"), sourceLocation: sourceLocation)
+}
+
+/// The path of a tool the running test needs: the first of `names` found.
+/// Missing: `prerequisiteMissing` (skipped here, failed under CI).
 public func neededTool(_ names: String..., for purpose: String,
-                       sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+                       sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
     for name in names {
         if let path = findTool(name) { return path }
     }
-    let what = "\(names.joined(separator: " or ")) not found: \(purpose) did not run"
-    if isCI {
-        Issue.record(Comment(rawValue: what + " (CI=true: scripts/setup.sh installs it)"), sourceLocation: sourceLocation)
-    } else {
-        print("note: skipped: \(what) (install it, or run scripts/setup.sh)")
-    }
-    return nil
+    try prerequisiteMissing("\(names.joined(separator: " or ")) not found: \(purpose) did not run", sourceLocation: sourceLocation)
 }
 
-/// For `.enabled(if:)`: a test whose prerequisite is missing runs anyway
-/// under CI, where its own `#require` then fails it; elsewhere it is
-/// skipped, and Swift Testing prints the trait's comment as the reason.
-public func runsOrFailsUnderCI(_ available: Bool) -> Bool { available || isCI }
+/// The same rule as a trait, decided before the test starts: the test is
+/// skipped with `reason` when `available` is false; under CI the condition
+/// throws instead, which fails the test.
+public func prerequisiteAvailable(_ available: Bool, _ reason: String) throws -> Bool {
+    if available { return true }
+    if isCI { throw MissingPrerequisite(description: reason + " (CI=true: scripts/setup.sh installs it)") }
+    return false
+}
+
+extension Trait where Self == ConditionTrait {
+    /// `@Test(.needsTools("nginx", "openssl", for: "the TLS tests"))`: every
+    /// one of `names` must be found.
+    public static func needsTools(_ names: String..., for purpose: String,
+                                  sourceLocation: SourceLocation = #_sourceLocation) -> Self {
+        let reason = "needs \(names.joined(separator: " and ")): \(purpose) did not run"
+        return .enabled(if: try prerequisiteAvailable(names.allSatisfy { findTool($0) != nil }, reason),
+                        Comment(rawValue: reason), sourceLocation: sourceLocation)
+    }
+
+    /// A prerequisite other than a program on PATH (a privilege, a server,
+    /// a library): skipped with `reason` when `available` is false, failed
+    /// under CI.
+    public static func needs(_ available: @autoclosure @escaping @Sendable () -> Bool, _ reason: String,
+                             sourceLocation: SourceLocation = #_sourceLocation) -> Self {
+        .enabled(if: try prerequisiteAvailable(available(), reason), Comment(rawValue: reason), sourceLocation: sourceLocation)
+    }
+}
+
+/// The earlier form of the rule, for tests written against it: under CI
+/// the test runs and its own `#require` must fail it.
+@available(*, deprecated, message: "use .needs(_:_:) or .needsTools(_:for:), which skip and fail by the one rule")
+public func runsOrFailsUnderCI(_ available: Bool) -> Bool { (try? prerequisiteAvailable(available, "")) ?? true }

@@ -50,7 +50,9 @@ public enum ImageValidator {
         } ?? .failure(DecodeMemory.overBudget(format, bytes, estimate: need, limit: gate.limit))
     }
 
-    /// `JPEG, PNG and GIF`: the formats decoded here, for reasons.
+    /// The formats decoded in full here (each with a decoder in
+    /// `CodecBridge`), as `--strict-formats` reasons name them:
+    /// `JPEG, PNG, GIF, ... and JPEG XL`.
     static let strictList: String = {
         let names = ImageFormat.allCases.filter(\.isDecodedHere).map(\.displayName)
         return names.dropLast().joined(separator: ", ") + " and " + names.last!

@@ -5,7 +5,7 @@ import Foundation
 /// (one per core on a busy run, `LoopSplit`) each driving a multi handle,
 /// bounded concurrency (global and per host), priorities, coalescing of
 /// identical requests, retries of transient failures, strict size and
-/// protocol limits. See README "Download engine".
+/// protocol limits. See docs/download-engine.md.
 public final class Downloader: @unchecked Sendable {
     public let configuration: DownloaderConfiguration
     /// How the limits are divided between the engine threads.

@@ -197,7 +197,7 @@ extension ProgressPrinter {
     /// What `warm -v` adds to a downloaded entry's line:
     /// ` (webp 300x200, 5 frames, image/webp, Vary: Accept)`. `Vary: Accept`
     /// is named because the app, sending its own Accept header, may get
-    /// another format than the one cached (README, Validation).
+    /// another format than the one cached (docs/commands.md, Accept).
     public static func entryDetails(format: ImageFormat?, dimensions: (Int, Int)?, frames: Int?,
                                     response: ResponseFacts?) -> String {
         var parts: [String] = []

@@ -8,8 +8,8 @@ import Synchronization
 // Hand-offs between the run's threads, built so that a thread sleeps and is
 // woken (a futex round trip each way) once per batch of files rather than
 // once per file. strace -f -c counted 5.6 futex calls per file with
-// OperationQueue and DispatchSemaphore in these two places (README
-// "Performance"). Hand-written: Foundation's OperationQueue pays a
+// OperationQueue and DispatchSemaphore in these two places (CHANGELOG.md,
+// 0.1.0, Performance). Hand-written: Foundation's OperationQueue pays a
 // dispatch_async plus per-operation locks for each item, and neither it nor
 // DispatchSemaphore can wake a waiter once per batch.
 

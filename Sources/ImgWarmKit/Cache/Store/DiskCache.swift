@@ -42,8 +42,8 @@ public final class DiskCache: @unchecked Sendable {
     // thread per core storing small bodies, every clash on it put a network
     // loop to sleep: 3,111 futex sleeps in one 20,000-file run, and two
     // loops were no faster than one. Without it, two loops store at once
-    // and the kernel's short spins cost less than those sleeps (README
-    // "Performance", issue 15).
+    // and the kernel's short spins cost less than those sleeps (CHANGELOG.md,
+    // 0.1.0, Performance: Store).
 
     /// Whether new files can be written unnamed and then linked in (see
     /// `storeUnnamed`); cleared for good the first time the filesystem
