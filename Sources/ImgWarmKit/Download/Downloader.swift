@@ -6,7 +6,7 @@ import Foundation
 /// bounded concurrency (global and per host), priorities, coalescing of
 /// identical requests, retries of transient failures, strict size and
 /// protocol limits. See README "Download engine".
-public final class Downloader: @unchecked Sendable {
+public final class Downloader: Sendable {
     public let configuration: DownloaderConfiguration
     /// How the limits are divided between the engine threads.
     public let split: LoopSplit

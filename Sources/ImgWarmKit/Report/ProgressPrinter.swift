@@ -5,6 +5,7 @@ import Foundation
 
 /// The live progress of a run on stderr: a redrawn bar on a terminal, or a
 /// plain line every few seconds for CI logs.
+// @unchecked Sendable: `barVisible` only under `lock`; `timer` set and cancelled by the run's thread only (start, stop).
 public final class ProgressPrinter: @unchecked Sendable {
     public enum Mode: String, CaseIterable, Sendable {
         case auto, bar, lines, none
