@@ -51,3 +51,7 @@ public struct PlanLoader {
         plan.finalize()
     }
 }
+
+// @unchecked Sendable: a plan changes only while it is loaded (add,
+// finalize), before the run's threads see it; they only read it.
+extension WarmPlan: @unchecked Sendable {}

@@ -157,7 +157,7 @@ public struct CacheVerifier: Sendable {
     private func check(_ records: [CacheFileRecord], in directory: String) -> [(String, Verdict)] {
         var results = [(String, Verdict)?](repeating: nil, count: records.count)
         results.withUnsafeMutableBufferPointer { slots in
-            let out = slots
+            nonisolated(unsafe) let out = slots
             DispatchQueue.concurrentPerform(iterations: records.count) { i in
                 let path = directory + "/" + records[i].relativePath
                 out[i] = checkFile(path).map { (path, $0) }
