@@ -23,6 +23,11 @@ struct CacheFailedCommand: ParsableCommand {
 
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: clear ? .fails : .isEmpty)
+        // The state database is opened in `.imgwarm` only once that is
+        // checked: a real folder of this user that nobody else may change.
+        do {
+            try cache.openExisting()
+        } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {}
         guard FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) else {
             if clear { print("removed 0 URLs from the failed-URL list") } else if json { print("[]") }
             return

@@ -9,7 +9,10 @@ struct CacheVerifyCommand: ParsableCommand {
         discussion: """
         Broken: empty, truncated, not an image, or undecodable (formats are checked as \
         README's Validation section lists). Stray temp files are leftovers of killed runs \
-        under .imgwarm/tmp. Each is printed as `PATH: reason`. Files of an unknown binary \
+        under .imgwarm/tmp. Each is printed as `PATH: reason`. A symbolic link, FIFO, \
+        socket or device at an entry's name is broken too (`PATH: symbolic link, not a \
+        regular file (never followed)`); --delete removes the link, never its target. \
+        Files of an unknown binary \
         format are listed as `PATH: unknown format (...), kept` and kept, as an app may \
         still show them (broken under --strict-formats). Files whose decoder library \
         (AVIF, HEIF, JPEG XL) cannot be opened here are listed as `PATH: not checked: \

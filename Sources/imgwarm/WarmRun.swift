@@ -20,20 +20,12 @@ struct WarmRun {
         }
         BufferAllocator.tuneForBulkBuffers()
         let cache = try c.cacheOptions.existingCache(layout: c.layout())
-        var state: StateStore?
-        var lock: CacheLock?
-        defer { withExtendedLifetime(lock) {} }
-        if c.dryRun {
-            // Touch nothing: read the state only if it is already there.
-            if FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) {
-                state = try? StateStore(cache: cache)
-            }
-        } else {
-            try cache.prepare()
-            lock = try CacheLock(cache: cache, mode: .shared)
-            cache.cleanStaleTempFiles()
-            state = try StateStore(cache: cache)
-        }
+        // Prepare and check the folders, read the layout's index, lock,
+        // clean, open the state: nothing in the cache changes before this
+        // has passed.
+        let session = try CacheSession(cache, for: c.dryRun ? .warmDryRun : .warm)
+        defer { withExtendedLifetime(session) {} }
+        let state = session.state
 
         // Manifests → plan.
         let plan = WarmPlan(defaultPriority: c.priority.priority,
@@ -107,6 +99,8 @@ struct WarmRun {
         let signals = SignalWatcher { _ in prefetcher.cancel() }
         progress.start()
         prefetcher.run()  // shuts the engine down when done
+        // The READ lines and touched dates still buffered.
+        do { try cache.closeIndex() } catch { printError("\(error)") }
         progress.stop()
         signals.stop()
 

@@ -215,7 +215,12 @@ final class CurlTransfer {
                 vary: header("Vary"),
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
             body = []
-            return verdict == .success ? .success(response) : .notModified(response)
+            var withFreshness = response
+            withFreshness.cacheControl = header("Cache-Control")
+            withFreshness.expires = header("Expires")
+            withFreshness.date = header("Date")
+            withFreshness.age = header("Age")
+            return verdict == .success ? .success(withFreshness) : .notModified(withFreshness)
         case .failure(let errorClass, let transient):
             body = []
             return .failure(AttemptFailure(

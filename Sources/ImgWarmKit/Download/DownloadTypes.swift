@@ -108,6 +108,12 @@ public struct DownloadResponse: Sendable {
     public var vary: String?
     /// URL after redirects.
     public var effectiveURL: String?
+    /// The freshness headers an Android/Flutter layout keeps (Coil 3's
+    /// metadata, flutter's validTill); nil when absent.
+    public var cacheControl: String?
+    public var expires: String?
+    public var date: String?
+    public var age: String?
     /// Attempts made, 1 when the first one succeeded.
     public var attempts: Int
     /// Seconds from the first attempt's start to the end.

@@ -173,7 +173,9 @@ public final class Prefetcher: @unchecked Sendable {
                         writer.pass(ticket)
                         return done(verdict, nil)
                     }
-                    writer.write(response.body, to: lookup, ticket: ticket) { done(verdict, $0) }
+                    let facts = cache.index == nil ? nil
+                        : StoredResponse.received(response, url: entry.url, now: Date().timeIntervalSince1970)
+                    writer.write(response.body, to: lookup, ticket: ticket, response: facts) { done(verdict, $0) }
                 case .notModified:
                     done(nil, writer.renew(lookup.name, ticket: ticket))
                 case .failure:

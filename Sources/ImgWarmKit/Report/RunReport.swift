@@ -74,7 +74,7 @@ public struct RunReport {
             if wr.fileExists {
                 file = cache.existingPath(for: plan.entryName(index, in: cache))
             } else if r.outcome == .wouldDownload {
-                file = cache.directory + "/" + plan.entryName(index, in: cache).storedName
+                file = cache.path(for: plan.entryName(index, in: cache))
             }
             let outcome = r.outcome == .pending ? "skipped" : r.outcome.name
             let dims = ledger.dimensions(winner)
