@@ -45,14 +45,6 @@ struct ImgWarm: ParsableCommand {
     }
 }
 
-/// The exit statuses of the product contract.
-enum ExitStatus {
-    static let success: Int32 = 0
-    static let entriesFailed: Int32 = 1
-    static let usage: Int32 = 2
-    static let cacheUnusable: Int32 = 3
-}
-
 /// An error that ends the command with a one-line message and a status.
 struct Failure: Error {
     let message: String

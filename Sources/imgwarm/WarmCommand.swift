@@ -5,6 +5,26 @@ import ImgWarmKit
 import Glibc
 #endif
 
+// Parsed as before the parser checked them: priority and order in any case
+// (as `priority=HIGH` in a manifest), progress modes as written.
+/// `--priority` by name: RequestPriority's raw values are numbers, which the
+/// parser would show as the default.
+enum PriorityName: String, CaseIterable, ExpressibleByArgument {
+    case high, normal, low
+    init?(argument: String) { self.init(rawValue: argument.lowercased()) }
+    var priority: RequestPriority {
+        switch self {
+        case .high: .high
+        case .normal: .normal
+        case .low: .low
+        }
+    }
+}
+extension ExecutionOrder: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument.lowercased()) }
+}
+extension ProgressPrinter.Mode: ExpressibleByArgument {}
+
 struct WarmCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "warm",
@@ -56,10 +76,10 @@ struct WarmCommand: ParsableCommand {
     var downloadThreads: Int?
 
     @Option(help: ArgumentHelp("Priority of entries without their own: high, normal or low.", valueName: "priority"))
-    var priority: String = "normal"
+    var priority: PriorityName = .normal
 
     @Option(help: ArgumentHelp("Order within a priority: fifo (manifest order) or lifo (newest first).", valueName: "order"))
-    var order: String = "fifo"
+    var order: ExecutionOrder = .fifo
 
     @Flag(name: .customLong("retry-failed"), help: "Fetch URLs of the failed-URL list again instead of skipping them.")
     var retryFailed = false
@@ -140,7 +160,7 @@ struct WarmCommand: ParsableCommand {
     var maxFailures: Int = 0
 
     @Option(help: ArgumentHelp("auto (a bar on a terminal, plain lines otherwise), bar, lines or none.", valueName: "mode"))
-    var progress: String = "auto"
+    var progress: ProgressPrinter.Mode = .auto
 
     @Flag(name: .shortAndLong, help: "Only errors: no progress, no summary.")
     var quiet = false
@@ -165,9 +185,6 @@ struct WarmCommand: ParsableCommand {
         if maxPixels < 1 { throw ValidationError("--max-pixels must be at least 1") }
         if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
         if maxFailures < 0 { throw ValidationError("--max-failures must be 0 or more") }
-        if RequestPriority(name: priority) == nil { throw ValidationError("--priority must be high, normal or low") }
-        if ExecutionOrder(rawValue: order.lowercased()) == nil { throw ValidationError("--order must be fifo or lifo") }
-        if ProgressPrinter.Mode(rawValue: progress) == nil { throw ValidationError("--progress must be auto, bar, lines or none") }
         if shard != nil && shards != nil { throw ValidationError("use either --shard K/N or --shards N") }
         // Header arguments are read (files too) and checked here, so a bad
         // one is a usage error (exit 2), not a failure after the cache was

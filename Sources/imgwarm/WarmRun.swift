@@ -28,37 +28,17 @@ struct WarmRun {
         let state = session.state
 
         // Manifests → plan.
-        let plan = WarmPlan(defaultPriority: RequestPriority(name: c.priority) ?? .normal,
-                            order: ExecutionOrder(rawValue: c.order.lowercased()) ?? .fifo,
+        let plan = WarmPlan(defaultPriority: c.priority.priority,
+                            order: c.order,
                             shard: try c.shardSelection())
         var manifestOptions = ManifestOptions()
         manifestOptions.stripQueryFromKeys = c.keyStripQuery
-        let reader = ManifestReader(options: manifestOptions)
-        for path in c.manifests {
-            let fileIndex = plan.addManifestPath(path)
-            do {
-                try reader.read(path: path, fileIndex: fileIndex, entry: plan.add, problem: { p in
-                    plan.add(p)
-                    printError("\(plan.describe(p.source)): \(p.reason)")
-                })
-            } catch let e as ManifestReader.OpenError {
-                throw Failure.usage(e.description)
-            }
+        do {
+            try PlanLoader(manifests: c.manifests, retryFrom: c.retryFrom, options: manifestOptions)
+                .load(into: plan, problem: { printError($0) })
+        } catch let e as PlanLoader.Unreadable {
+            throw Failure.usage(e.description)
         }
-        for path in c.retryFrom {
-            let fileIndex = plan.addManifestPath(path)
-            do {
-                let failed = try ReportReader.failedEntries(reportPath: path, fileIndex: fileIndex, options: manifestOptions)
-                for entry in failed.entries { plan.add(entry) }
-                for p in failed.problems {
-                    plan.add(p)
-                    printError("\(plan.describe(p.source)): \(p.reason)")
-                }
-            } catch let e as ReportReader.ReadError {
-                throw Failure.usage(e.description)
-            }
-        }
-        plan.finalize()
 
         var config = DownloaderConfiguration()
         try c.applyLimits(to: &config)
@@ -98,7 +78,7 @@ struct WarmRun {
         let store = SlowWriteStore.fromEnvironment(ProcessInfo.processInfo.environment, cache: cache)
         let prefetcher = Prefetcher(plan: plan, cache: cache, store: store, state: state, engine: engine,
                                     options: options, validate: ImageValidator.validate)
-        let mode = c.quiet ? .none : ProgressPrinter.Mode(rawValue: c.progress) ?? .auto
+        let mode = c.quiet ? .none : c.progress
         let progress = ProgressPrinter(mode: mode, ledger: prefetcher.ledger)
         if let downloader {
             let meter = RequestRateMeter()
@@ -136,9 +116,12 @@ struct WarmRun {
         report.hosts = downloader?.hostFigures() ?? []
         report.insecure = c.insecure
         let snap = prefetcher.ledger.snapshot()
-        let succeeded = prefetcher.fatalError == nil && signals.received == nil
-            && (plan.uniqueCount > 0 || plan.outsideShard > 0)
-            && snap[.failed] <= c.maxFailures
+        var ending = WarmEnding(fatal: prefetcher.fatalError, signal: signals.received,
+                                uniqueCount: plan.uniqueCount, outsideShard: plan.outsideShard,
+                                hadProblems: !plan.problems.isEmpty, failed: snap[.failed], maxFailures: c.maxFailures,
+                                done: snap.done, total: snap.total)
+        // The metrics say whether the run succeeded, before any report is written.
+        let succeeded = WarmExit.decide(ending).status == ExitStatus.success
         var writeFailed = false
         func write(_ path: String?, _ body: (String) throws -> Void) {
             guard let path else { return }
@@ -162,23 +145,10 @@ struct WarmRun {
             if c.verbose { report.forEachRow { row in print(TerminalText.escaped("\(row.outcome) \(row.url ?? row.source)")) } }
         }
 
-        if let fatal = prefetcher.fatalError {
-            printError(fatal.isDiskFull ? "\(fatal.path): disk full; stopped (files already written are intact)" : fatal.description)
-            return ExitStatus.cacheUnusable
-        }
-        if let sig = signals.received {
-            printError("interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(snap.done) of \(snap.total) entries done")
-            return 128 + sig
-        }
-        // A shard may legitimately get nothing of a small manifest.
-        if plan.uniqueCount == 0 && plan.outsideShard == 0 {
-            printError(plan.problems.isEmpty ? "no entries in the manifests" : "no usable entries in the manifests")
-            return ExitStatus.usage
-        }
-        if snap[.failed] > c.maxFailures || writeFailed {
-            return ExitStatus.entriesFailed
-        }
-        return ExitStatus.success
+        ending.reportWriteFailed = writeFailed
+        let warmExit = WarmExit.decide(ending)
+        if let message = warmExit.message { printError(message) }
+        return warmExit.status
     }
 }
 
@@ -195,6 +165,7 @@ final class NoNetwork: DownloadEngine {
 
 /// SIGINT/SIGTERM: the first one stops the run cleanly (reports are still
 /// written); a second one exits at once.
+// @unchecked Sendable: `_received` only under `lock`; `sources` changes only in init and stop(), on the run's thread.
 final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
     private let lock = NSLock()

@@ -315,6 +315,26 @@ import TestSupport
         #expect(g.server.requestLog() == (high + rest).map { "/img/\($0).png" })
     }
 
+    /// --priority, --order and --progress take one of their values, checked
+    /// by the argument parser (a usage error, exit 2, naming the option
+    /// and the values); priority and order in any case.
+    @Test func enumeratedOptionsRefuseOtherValues() throws {
+        let f = try WarmFixture()
+        let manifest = f.writeManifest(f.servePNGs(2))
+        for (option, bad, values) in [("--priority", "urgent", "'high', 'normal' or 'low'"),
+                                      ("--order", "random", "'fifo' and 'lifo'"),
+                                      ("--progress", "Bar", "'auto', 'bar', 'lines' or 'none'")] {
+            let r = try BinaryRunner.run(["warm", manifest, "--cache", f.cache, option, bad])
+            #expect(r.status == 2, "\(r.stderr)")
+            #expect(r.stderr.contains("'\(bad)' is invalid for '\(option) "), "\(r.stderr)")
+            #expect(r.stderr.contains(values), "\(r.stderr)")
+        }
+        #expect(f.server.totalRequests == 0)
+        let r = try f.warm([manifest, "--priority", "HIGH", "--order", "LIFO"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(f.cacheFiles().count == 2)
+    }
+
     @Test func cacheFailedClearLetsTheNextRunFetchAgain() throws {
         let f = try WarmFixture()
         f.server.setFile("/bad.gif", bytes: Array("GIF89a-not-really".utf8), contentType: "image/gif")

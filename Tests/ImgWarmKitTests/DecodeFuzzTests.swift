@@ -97,7 +97,7 @@ enum Mutation {
         let frozen = inputs
         var parallel = [Result<ImageInfo, ValidationFailure>?](repeating: nil, count: inputs.count)
         parallel.withUnsafeMutableBufferPointer { slots in
-            let out = slots
+            nonisolated(unsafe) let out = slots
             DispatchQueue.concurrentPerform(iterations: frozen.count * 4) { i in
                 let r = ImageValidator.validate(frozen[i % frozen.count], options: ValidationOptions())
                 if i < frozen.count { out[i] = r }

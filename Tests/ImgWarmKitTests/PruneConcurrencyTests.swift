@@ -21,11 +21,12 @@ import Glibc
         }
         // max-age 0: everything dated at or before now goes, so the prunes
         // race the writer on the very files it renames into place.
+        let directory = f.directory
         let pruners = (0..<2).map { _ in
             Task.detached { () throws -> (failed: Int, removed: Int) in
                 var failed = 0, removed = 0
                 for _ in 0..<40 {
-                    let r = try CachePruner(directory: f.directory, options: PruneOptions(maxAge: 0)).run()
+                    let r = try CachePruner(directory: directory, options: PruneOptions(maxAge: 0)).run()
                     failed += r.failed
                     removed += r.removedFiles
                 }

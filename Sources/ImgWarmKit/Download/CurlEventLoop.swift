@@ -5,6 +5,7 @@ import Foundation
 /// curl_multi_perform. It owns every scheduling structure (jobs, queue, retry
 /// timers, transfers), so none of them needs a lock; other threads reach it
 /// only through the mailbox. Completions run here, outside any lock.
+// @unchecked Sendable: its mutable state is touched only on its own thread; other threads reach it through `mailbox`.
 final class CurlEventLoop: @unchecked Sendable {
     let mailbox: EngineMailbox
     private let config: DownloaderConfiguration

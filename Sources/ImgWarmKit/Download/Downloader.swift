@@ -6,6 +6,7 @@ import Foundation
 /// bounded concurrency (global and per host), priorities, coalescing of
 /// identical requests, retries of transient failures, strict size and
 /// protocol limits. See docs/download-engine.md.
+// @unchecked Sendable: every stored property is a constant; the loops and HostTraffic guard their own state.
 public final class Downloader: @unchecked Sendable {
     public let configuration: DownloaderConfiguration
     /// How the limits are divided between the engine threads.

@@ -5,6 +5,7 @@ import Foundation
 /// new requests, the cancel and shutdown flags, and the outstanding count.
 /// Every change that gives the engine work wakes it with curl_multi_wakeup,
 /// under the lock so that a wakeup never reaches a freed multi handle.
+// @unchecked Sendable: every mutable field only under `condition`.
 final class EngineMailbox: @unchecked Sendable {
     struct Pending {
         let request: DownloadRequest

@@ -53,7 +53,7 @@ public struct RequestHeaderRules: Sendable, Equatable {
     /// their own).
     public typealias FileReader = (String) throws -> [UInt8]
 
-    public static let readFile: FileReader = { path in
+    public static func readFile(_ path: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Problem(description: "cannot read header file \(path)")
         }

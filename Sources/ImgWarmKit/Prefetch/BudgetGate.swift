@@ -4,6 +4,7 @@ import Foundation
 /// finish downloading and validating in any order; the gate decides whether
 /// each new file fits strictly in feed order, so a low-priority image never
 /// takes the room of a higher-priority one fed before it.
+// @unchecked Sendable: every mutable field (`used`, `issued`, `next`, `waiting`) only under `lock`.
 final class BudgetGate: @unchecked Sendable {
     let limit: UInt64
     private var used: UInt64

@@ -64,6 +64,7 @@ final class CacheLookups {
 /// A lookup can be older than the feeder's use of it by at most
 /// `chunksAhead` chunks; a file that a concurrent run writes in that gap is
 /// downloaded again (the atomic store makes that harmless), as before.
+// @unchecked Sendable: every mutable field only under `condition`; the rest is immutable.
 final class CacheLookahead: @unchecked Sendable {
     struct Lookup {
         let name: CacheEntryName

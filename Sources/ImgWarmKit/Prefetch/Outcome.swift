@@ -147,6 +147,7 @@ public struct ResponseFacts: Sendable, Equatable {
 
 /// Results of every entry plus running totals, shared by the feeding
 /// thread, the validation workers and the progress printer.
+// @unchecked Sendable: every mutable field only under `lock`.
 public final class RunLedger: @unchecked Sendable {
     private let lock = NSLock()
     private var results: [EntryResult]

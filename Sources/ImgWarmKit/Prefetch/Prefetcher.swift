@@ -26,6 +26,7 @@ extension Downloader: DownloadEngine {
 /// (`ValidateStage`), store (`GatedStore`: the budget gate in front of a
 /// `CacheStore`) and `Finish`. The coordinator itself only owns what spans
 /// stages: back-pressure, cancellation and the engine's lifetime.
+// @unchecked Sendable: its vars (`onFailure`, `onEntry`, `failedAtStart`, `recorder`) are set before run() starts the threads that read them; shared state lives in locked types.
 public final class Prefetcher: @unchecked Sendable {
     public let plan: WarmPlan
     public let cache: DiskCache

@@ -2,6 +2,7 @@ import Foundation
 
 /// Why the feeder stops early: an interrupt, or a disk error that makes
 /// the cache unusable. Set from signal handlers and workers.
+// @unchecked Sendable: both flags only under `lock`.
 final class RunFlags: @unchecked Sendable {
     private let lock = NSLock()
     private var interrupted = false

@@ -8,7 +8,7 @@ import Glibc
 /// while a temp file is half written. Only the CLI's composition root
 /// builds one, when `IMGWARM_TEST_SLOW_WRITES=MICROSECONDS` is set; the
 /// production write path knows nothing of it.
-public final class SlowWriteStore: CacheStore, @unchecked Sendable {
+public final class SlowWriteStore: CacheStore, Sendable {
     public let cache: DiskCache
     public let pause: useconds_t
 

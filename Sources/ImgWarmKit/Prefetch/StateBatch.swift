@@ -1,6 +1,7 @@
 import Foundation
 
 /// State changes waiting to be committed together.
+// @unchecked Sendable: `changes` only under `lock`.
 final class StateBatch: @unchecked Sendable {
     private let lock = NSLock()
     private var changes: [StateStore.Change] = []
@@ -24,6 +25,7 @@ final class StateBatch: @unchecked Sendable {
 /// Commits a run's state changes in one transaction a second (a
 /// transaction per entry would cost an fsync each), and once more at the
 /// end, so a kill loses at most the last second of them.
+// @unchecked Sendable: `timer` is set and cancelled by the run's thread only (start, stop); flushes are serialized by `flushLock`.
 final class StateRecorder: @unchecked Sendable {
     let batch = StateBatch()
     private let state: StateStore?

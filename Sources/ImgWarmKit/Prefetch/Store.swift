@@ -50,7 +50,7 @@ extension DiskCache: CacheStore {
 
 /// The budget gate in front of a store: with `--budget`, a new file is
 /// written only when it fits, decided strictly in feed order.
-final class GatedStore: @unchecked Sendable {
+final class GatedStore: Sendable {
     let store: CacheStore
     let gate: BudgetGate?
 

@@ -12,6 +12,7 @@ import Foundation
 /// newline) sat in its buffer and reached the terminal in 4 KiB bursts, cut
 /// mid-line, the first after seconds, and the summary (on stdout) was glued
 /// to a stale piece of it (`22/24 91% | 22 downlo24 entries: ...`).
+// @unchecked Sendable: `barVisible` only under `lock`; `timer` set and cancelled by the run's thread only (start, stop).
 public final class ProgressPrinter: @unchecked Sendable {
     public enum Mode: String, CaseIterable, Sendable {
         case auto, bar, lines, none

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+// `stderr` is a C global variable: Swift 6 refuses to read it from
+// nonisolated code unless the module is imported as pre-concurrency.
+@preconcurrency import Glibc
 #endif
 import Foundation
 

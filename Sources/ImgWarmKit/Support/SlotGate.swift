@@ -18,6 +18,7 @@ import Synchronization
 /// lock only to wake a sleeping feeder. (perf on a validating warm: with a
 /// lock per wait and per signal, this gate made 64% of the run's futex
 /// calls, the feeder and the workers queueing on its mutex.)
+// @unchecked Sendable: `taken` is the feeding thread's alone; `free` and `feederAsleep` are atomics; the sleep under `monitor`.
 public final class SlotGate: @unchecked Sendable {
     private let monitor = Monitor()
     /// Slots given back and not yet taken by the feeder.

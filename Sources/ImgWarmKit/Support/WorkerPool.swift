@@ -45,7 +45,8 @@ final class Monitor {
 /// queue non-empty runs the next item without sleeping. So a burst of
 /// completions (one engine loop iteration finishes several transfers) costs
 /// at most one wakeup per idle worker, and none while all are busy.
-public final class WorkerPool: @unchecked Sendable {
+public final class WorkerPool: Sendable {
+    // @unchecked Sendable: every field only under `monitor`.
     private final class State: @unchecked Sendable {
         let monitor = Monitor()
         var queue = Deque<() -> Void>()

@@ -249,7 +249,7 @@ public struct CacheVerifier: Sendable {
     private func check(_ batch: [Pending]) -> [(Int, Verdict)] {
         var results = [Verdict?](repeating: nil, count: batch.count)
         results.withUnsafeMutableBufferPointer { slots in
-            let out = slots
+            nonisolated(unsafe) let out = slots
             DispatchQueue.concurrentPerform(iterations: batch.count) { i in
                 let pending = batch[i]
                 if let file = pending.file {

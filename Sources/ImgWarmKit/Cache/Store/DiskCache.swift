@@ -27,6 +27,7 @@ func errnoString(_ e: Int32) -> String { String(cString: strerror(e)) }
 /// default: a flat folder of `<md5>[.<ext>]` files) plus imgwarm's hidden
 /// state folder `.imgwarm/` (skipped by every library's expiry). File names,
 /// dates and what counts as a hit come from the `layout`.
+// @unchecked Sendable: `folders` and `retiredFolders` only under `folderLock`; the rest is immutable or atomic.
 public final class DiskCache: @unchecked Sendable {
     public let directory: String
     public let layout: any CacheLayout
@@ -684,6 +685,7 @@ public final class DiskCache: @unchecked Sendable {
 }
 
 /// A lock-protected counter (the engine's threads share a cache object).
+// @unchecked Sendable: `value` only under `lock`.
 final class AtomicCounter: @unchecked Sendable {
     private var value: UInt64 = 0
     private let lock = NSLock()

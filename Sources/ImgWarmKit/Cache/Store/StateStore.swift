@@ -21,7 +21,7 @@ import Glibc
 /// retry one, the manifest must still hold it. The rule looks only at those
 /// three bytes, never at the `--redact-query` list, so runs with different
 /// lists still find each other's rows.
-public final class StateStore: @unchecked Sendable {
+public final class StateStore: Sendable {
     public struct FailedURL: Codable, FetchableRecord, PersistableRecord, Sendable {
         public static let databaseTableName = "failed_url"
         /// `storedForm` of the URL: the URL itself, or its digest.

@@ -1,0 +1,57 @@
+/// `warm`'s input: the manifests, then the failed entries of each
+/// `--retry-from` report, read in the order given into one `WarmPlan`.
+/// The caller builds the plan (priority, order, shard) and reports the
+/// problems; this type only reads.
+public struct PlanLoader {
+    /// A manifest or report that cannot be read at all (missing, a folder,
+    /// not a report): the run cannot start. One line naming the file.
+    public struct Unreadable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public var manifests: [String]
+    public var retryFrom: [String]
+    public var options: ManifestOptions
+
+    public init(manifests: [String], retryFrom: [String] = [], options: ManifestOptions = ManifestOptions()) {
+        self.manifests = manifests
+        self.retryFrom = retryFrom
+        self.options = options
+    }
+
+    /// Reads every file into `plan` and finalizes it. An unusable line
+    /// goes into `plan.problems` and, as it is read, to `problem` as one
+    /// line "file:line: reason"; the rest of the input goes on.
+    public func load(into plan: WarmPlan, problem: (String) -> Void) throws {
+        let reader = ManifestReader(options: options)
+        for path in manifests {
+            let fileIndex = plan.addManifestPath(path)
+            do {
+                try reader.read(path: path, fileIndex: fileIndex, entry: plan.add, problem: { p in
+                    plan.add(p)
+                    problem("\(plan.describe(p.source)): \(p.reason)")
+                })
+            } catch let e as ManifestReader.OpenError {
+                throw Unreadable(description: e.description)
+            }
+        }
+        for path in retryFrom {
+            let fileIndex = plan.addManifestPath(path)
+            do {
+                let failed = try ReportReader.failedEntries(reportPath: path, fileIndex: fileIndex, options: options)
+                for entry in failed.entries { plan.add(entry) }
+                for p in failed.problems {
+                    plan.add(p)
+                    problem("\(plan.describe(p.source)): \(p.reason)")
+                }
+            } catch let e as ReportReader.ReadError {
+                throw Unreadable(description: e.description)
+            }
+        }
+        plan.finalize()
+    }
+}
+
+// @unchecked Sendable: a plan changes only while it is loaded (add,
+// finalize), before the run's threads see it; they only read it.
+extension WarmPlan: @unchecked Sendable {}

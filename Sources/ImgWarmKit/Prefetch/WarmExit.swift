@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The exit statuses of the product contract (docs/cli-contract.md).
+public enum ExitStatus {
+    public static let success: Int32 = 0
+    public static let entriesFailed: Int32 = 1
+    public static let usage: Int32 = 2
+    public static let cacheUnusable: Int32 = 3
+}
+
+/// What a finished `warm` run's exit status is decided on.
+public struct WarmEnding: Sendable {
+    /// The cache became unusable (disk full, not writable): the run stopped.
+    public var fatal: CacheError?
+    /// The first SIGINT or SIGTERM received, if any.
+    public var signal: Int32?
+    /// Distinct entries of this run (this shard's), and entries left to
+    /// other shards.
+    public var uniqueCount: Int
+    public var outsideShard: Int
+    /// Whether the input had unusable lines (the message for an empty plan).
+    public var hadProblems: Bool
+    public var failed: Int
+    public var maxFailures: Int
+    /// A --report, --junit or --metrics file could not be written (its
+    /// error is already printed).
+    public var reportWriteFailed: Bool
+    /// Entries finished and entries in all, for the interruption message.
+    public var done: Int
+    public var total: Int
+
+    public init(fatal: CacheError? = nil, signal: Int32? = nil, uniqueCount: Int, outsideShard: Int = 0,
+                hadProblems: Bool = false, failed: Int = 0, maxFailures: Int = 0, reportWriteFailed: Bool = false,
+                done: Int = 0, total: Int = 0) {
+        self.fatal = fatal
+        self.signal = signal
+        self.uniqueCount = uniqueCount
+        self.outsideShard = outsideShard
+        self.hadProblems = hadProblems
+        self.failed = failed
+        self.maxFailures = maxFailures
+        self.reportWriteFailed = reportWriteFailed
+        self.done = done
+        self.total = total
+    }
+}
+
+/// The exit status of a `warm` run and the one line that explains it.
+public struct WarmExit: Equatable, Sendable {
+    public let status: Int32
+    /// For standard error; nil when the summary and the failure lines
+    /// already say it (success, failures beyond --max-failures).
+    public let message: String?
+
+    public init(status: Int32, message: String?) {
+        self.status = status
+        self.message = message
+    }
+
+    /// The first that applies: the cache became unusable (3), a signal
+    /// (128 + its number), nothing usable to do (2), too many failures or
+    /// a report not written (1), else success.
+    public static func decide(_ e: WarmEnding) -> WarmExit {
+        if let fatal = e.fatal {
+            return WarmExit(status: ExitStatus.cacheUnusable, message: fatal.isDiskFull
+                ? "\(fatal.path): disk full; stopped (files already written are intact)" : fatal.description)
+        }
+        if let sig = e.signal {
+            return WarmExit(status: 128 + sig, message:
+                "interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(e.done) of \(e.total) entries done")
+        }
+        // A shard may legitimately get nothing of a small manifest.
+        if e.uniqueCount == 0 && e.outsideShard == 0 {
+            return WarmExit(status: ExitStatus.usage,
+                            message: e.hadProblems ? "no usable entries in the manifests" : "no entries in the manifests")
+        }
+        if e.failed > e.maxFailures || e.reportWriteFailed {
+            return WarmExit(status: ExitStatus.entriesFailed, message: nil)
+        }
+        return WarmExit(status: ExitStatus.success, message: nil)
+    }
+}
