@@ -124,18 +124,22 @@ private func frame(_ bytes: [UInt8]) -> DecodeMemory.JPEGFrame? {
 
     @Test func sharesNeverAddUpToMoreThanTheBudget() {
         let gate = DecodeMemoryGate(limit: 100)
-        let lock = NSLock()
-        var inside: UInt64 = 0, most: UInt64 = 0, done = 0
+        // What the decoders hold at once, counted under one lock.
+        final class Held: @unchecked Sendable {  // @unchecked Sendable: every field only under `lock`
+            let lock = NSLock()
+            var inside: UInt64 = 0, most: UInt64 = 0, done = 0
+        }
+        let held = Held()
         DispatchQueue.concurrentPerform(iterations: 16) { i in
             let share: UInt64 = i % 2 == 0 ? 40 : 30
             _ = gate.withShare(share) {
-                lock.lock(); inside += share; most = max(most, inside); lock.unlock()
+                held.lock.lock(); held.inside += share; held.most = max(held.most, held.inside); held.lock.unlock()
                 usleep(2_000)
-                lock.lock(); inside -= share; done += 1; lock.unlock()
+                held.lock.lock(); held.inside -= share; held.done += 1; held.lock.unlock()
             }
         }
-        #expect(done == 16)
-        #expect(most <= 100)
+        #expect(held.done == 16)
+        #expect(held.most <= 100)
         #expect(gate.peakHeld <= 100 && gate.peakHeld >= 40)
     }
 }
