@@ -48,6 +48,12 @@ let package = Package(
                 .linkedLibrary("webp"),
                 .linkedLibrary("webpdemux"),
                 .linkedLibrary("z"),
+                // libtiff, linked the usual way, not opened on first use as
+                // the three below: it decodes only the TIFFs whose header
+                // cannot be judged alone (tiff_validate.c), and of the shared
+                // objects behind it only libtiff, libjbig and libLerc are
+                // not mapped already for libcurl, libjpeg and libwebp.
+                .linkedLibrary("tiff"),
                 // AVIF (libavif; libaom decodes AV1, see avif_validate.c),
                 // HEIC/HEIF (libheif) and JPEG XL (libjxl) are not linked:
                 // they are opened on first use (lazy_codecs.h), so that the
