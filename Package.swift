@@ -87,7 +87,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // `scripts/bench-validate.sh`: validation throughput on image files.
+        // `bench/bench-validate.sh`: validation throughput on image files.
         // Tiny, so building it costs the default build next to nothing.
         .executableTarget(
             name: "validate-bench",

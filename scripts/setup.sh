@@ -23,7 +23,7 @@ required=(
   libavif-dev libaom-dev # AVIF validation (libaom decodes AV1) and the tests' encoder
   libheif-dev            # HEIC/HEIF validation and the tests' encoder (x265)
   libjxl-dev             # JPEG XL validation and the tests' encoder
-  imagemagick            # test images (ICO, BMP, TIFF), scripts/bench-validate.sh
+  imagemagick            # test images (ICO, BMP, TIFF), bench/bench-validate.sh
   webp libavif-bin libheif-examples libjxl-tools   # cwebp, avifenc, heif-enc, cjxl: test images, fuzz seeds, bench
   python3                # demo server, test summary, bench helpers
   nginx                  # TLS/HTTP2 tests (and the benchmarks)
@@ -43,10 +43,10 @@ packaging=(
 # needs a tool fails under CI without it): installed best effort, so a
 # package a mirror lacks cannot stop the build and the tests.
 optional=(
-  curl aria2 wget2 hyperfine   # the peers in scripts/bench.sh
+  curl aria2 wget2 hyperfine   # the peers in bench/bench.sh
   sqlite3                # to look into .imgwarm/state.sqlite by hand
   time                   # peak RSS figures in the benchmarks
-  valgrind               # scripts/decode-cost.sh (callgrind instruction counts)
+  valgrind               # bench/decode-cost.sh (callgrind instruction counts)
 )
 
 missing() {

@@ -45,7 +45,7 @@ def sd_file_name(key):
     return digest + ("." + ext if ext else "")
 
 
-# The examples of the cache contract (SDWEBIMAGE-CACHE.md, computed from the
+# The examples of the cache contract (docs/cache-formats.md, computed from the
 # rules of SDDiskCacheFileNameForKey): the function above must reproduce them.
 for _key, _name in [
     ("https://example.com/images/photo.jpg", "b46ca04023feeac3addabe8e574e2211.jpg"),

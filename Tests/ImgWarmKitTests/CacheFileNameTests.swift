@@ -4,7 +4,7 @@ import Testing
 /// SDWebImage's `SDDiskCacheFileNameForKey`, rule by rule.
 @Suite struct CacheFileNameTests {
     @Test(arguments: [
-        // The examples of SDWEBIMAGE-CACHE.md.
+        // The examples of docs/cache-formats.md, SDWebImage section.
         ("https://example.com/images/photo.jpg", "b46ca04023feeac3addabe8e574e2211.jpg"),
         ("https://example.com/images/photo.png?size=large&v=2", "04eb028ad94f7f979d0b79784d86e8e6.png"),
         ("https://example.com/avatar/12345", "aef7184dae84372263ed9aa2e8a91439"),

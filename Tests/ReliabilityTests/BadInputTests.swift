@@ -2,11 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// PRODUCT.md: "A malformed line is reported as `FILE:LINE: reason` and
-/// counted as a failed entry; the other lines still run"; exit 2 for no
-/// usable input; "No stack traces, no crash on bad input"; "user:password
-/// in a URL and the values of `--header` are never printed or written to
-/// reports".
+/// docs/cli-contract.md: a line that cannot be used is reported as
+/// `FILE:LINE: reason` and counted as a failed entry while the other lines
+/// run; exit 2 for no usable input; no stack trace, no crash on bad input;
+/// URL userinfo and `--header` values are never printed or written.
 @Suite(.serialized) struct BadInputTests {
     func writeBytes(_ f: WarmFixture, _ name: String, _ bytes: [UInt8]) -> String {
         let path = f.dir + "/" + name

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// PRODUCT.md: "Two `warm` runs and a `prune` may run at once on one cache:
+/// docs/cli-contract.md: "Two `warm` runs and a `prune` may run at once on one cache:
 /// no crash, no partial file, no lost state."
 @Suite(.serialized) struct ConcurrencyTests {
     /// `cache prune` when this build has it (it lands from another branch),

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// PRODUCT.md: "A run killed at any moment (kill -9) leaves no partial or
-/// corrupt file under a cache name; the next run cleans its temp files and
-/// carries on."
+/// docs/cli-contract.md: "A run killed at any moment (SIGKILL) leaves no
+/// partial or corrupt file under a cache name; the next run cleans up its
+/// temp files and carries on."
 @Suite(.serialized) struct CrashSafetyTests {
     @Test func fiftySIGKILLsAtRandomMomentsLeaveNoPartialFileAndTheLastRunCompletes() throws {
         let f = try WarmFixture()

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 
-/// PRODUCT.md: exit status 3 when "the cache cannot be used (... disk
-/// full)"; errors are one line naming the path; files already written
+/// docs/cli-contract.md: exit status 3 when "the cache cannot be used
+/// (... disk full ...)"; errors are one line naming the path; files already written
 /// stay intact and no partial file is left.
 @Suite(.serialized) struct DiskFullTests {
     /// Mounting a tmpfs needs root (CAP_SYS_ADMIN); CI runs as root.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// PRODUCT.md "warm": every entry ends in the right outcome and error
+/// docs/cli-contract.md, `warm`: every entry ends in the right outcome and error
 /// class; transient failures are retried (honouring Retry-After) and never
 /// enter the failed-URL list, permanent ones do.
 @Suite(.serialized) struct NetworkFaultTests {

@@ -5,7 +5,7 @@ import Glibc
 import Testing
 import TestSupport
 
-/// PRODUCT.md: "TLS certificates are verified unless `--insecure`."
+/// docs/cli-contract.md: "TLS certificates are verified unless `--insecure`."
 @Suite(.serialized) struct TLSTests {
     static let tools: (openssl: String, python: String)? = {
         guard let openssl = findTool("openssl"), let python = findTool("python3") else { return nil }

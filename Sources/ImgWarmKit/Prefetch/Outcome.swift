@@ -1,6 +1,6 @@
 import Foundation
 
-/// What became of one manifest entry (PRODUCT.md's outcomes).
+/// What became of one manifest entry (the outcomes of docs/cli-contract.md).
 public enum Outcome: UInt8, CaseIterable, Sendable {
     /// Not reached: the run was interrupted, or `--budget` left it out.
     case pending = 0

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The flow options of `warm` (PRODUCT.md), independent of the CLI.
+/// The flow options of `warm` (docs/cli-contract.md), independent of the CLI.
 public struct WarmOptions: Sendable {
     public var refresh = false
     public var retryFailed = false

@@ -3,7 +3,7 @@
 # instructions inside the validator (iw_validate_* and all it calls) for
 # each FILE, with the shims of REV and of the work tree, one process per file
 # (so one-time costs such as the dynamic loader stay out of the count).
-#   scripts/decode-cost.sh REV FILE...
+#   bench/decode-cost.sh REV FILE...
 # Prints one line per file (instructions before, after, change) and the
 # means; the format comes from the file's extension (.png .jpg .gif .webp).
 set -euo pipefail
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
 }
 C
 libs=$(grep -o 'linkedLibrary("[A-Za-z0-9_+-]*")' Package.swift | sort -u | sed 's/linkedLibrary("\(.*\)")/-l\1/')
-# and the system-library targets' (pkg-config: libdeflate, libcurl), as decode-verdicts.sh.
+# and the system-library targets' (pkg-config: libdeflate, libcurl), as scripts/decode-verdicts.sh.
 for pc in $(grep -o 'pkgConfig: "[^"]*"' Package.swift | cut -d'"' -f2); do libs="$libs $(pkg-config --libs "$pc")"; done
 # -gdwarf-4: valgrind 3.19 reads no DWARF 5 (clang's default).
 for v in old new; do

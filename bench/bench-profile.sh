@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profiles `imgwarm warm` on the thumbnails corpus of scripts/bench.sh (run
+# Profiles `imgwarm warm` on the thumbnails corpus of bench/bench.sh (run
 # that first: it makes the corpus and nginx.conf). Writes to bench-out/profile/:
 #   strace-c.txt       syscall counts and time, all threads (strace -c -f)
 #   strace-files.txt   per-file syscall pattern of the store path (strace -f -e trace=file,desc)
@@ -7,7 +7,7 @@
 #   perf-threads.txt   samples per thread (network thread vs validation workers)
 #   callgrind.txt      callgrind_annotate of a small run (PROFILE_CALLGRIND=1; valgrind 3.19 gives up
 #                      on the release binary: "Possibly corrupted debuginfo file")
-#   scripts/bench-profile.sh            (BENCH_DIR, BENCH_PORT as in bench.sh; PROFILE_J 16)
+#   bench/bench-profile.sh            (BENCH_DIR, BENCH_PORT as in bench.sh; PROFILE_J 16)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -16,7 +16,7 @@ port="${BENCH_PORT:-18471}"
 j="${PROFILE_J:-16}"
 out="${BENCH_OUT:-$PWD/bench-out}/profile"
 mkdir -p "$out"
-[ -f "$work/nginx/nginx.conf" ] && [ -f "$work/inputs/thumbs.manifest" ] || { echo "run scripts/bench.sh first" >&2; exit 2; }
+[ -f "$work/nginx/nginx.conf" ] && [ -f "$work/inputs/thumbs.manifest" ] || { echo "run bench/bench.sh first" >&2; exit 2; }
 swift build -c release --product imgwarm >&2
 imgwarm="$(swift build -c release --show-bin-path)/imgwarm"
 manifest="$work/inputs/thumbs.manifest"

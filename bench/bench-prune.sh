@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times `imgwarm cache prune --dry-run` against `find -printf '%A@ %s'` on
 # the same cache of N small files (default 1,000,000), and reports the peak
-# RSS and CPU seconds of prune. Usage: scripts/bench-prune.sh [N]
+# RSS and CPU seconds of prune. Usage: bench/bench-prune.sh [N]
 #   LAYOUT=sdwebimage|kingfisher|nuke  the layout, its file names and prune
 #                      options (default sdwebimage);
 #   KEEP=1             keeps the folder; BENCH_DIR chooses where it goes

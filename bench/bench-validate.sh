@@ -6,7 +6,7 @@
 # header-checked BMP, ICO and TIFF (ImageMagick).
 # Images come from ImageMagick's plasma fractal with noise, which compresses
 # like photographs (flat or random pixels would flatter or punish codecs).
-#   scripts/bench-validate.sh [SECONDS_PER_GROUP]   (default 3)
+#   bench/bench-validate.sh [SECONDS_PER_GROUP]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"

@@ -2,9 +2,9 @@
 # imgwarm against its peers on loopback (issue 8). Idempotent: the corpus is
 # made once under the work dir and kept.
 #
-#   scripts/bench.sh                 full size: 20,000 thumbnails (5-20 KB), 5,000 large (50-300 KB)
-#   scripts/bench.sh --small         quick: 2,000 thumbnails, 500 large
-#   scripts/bench.sh --only thumbs   one part (thumbs|large|latency); --skip-extra skips the
+#   bench/bench.sh                 full size: 20,000 thumbnails (5-20 KB), 5,000 large (50-300 KB)
+#   bench/bench.sh --small         quick: 2,000 thumbnails, 500 large
+#   bench/bench.sh --only thumbs   one part (thumbs|large|latency); --skip-extra skips the
 #                                    cached re-run / 1M-manifest / prune measurements
 #
 # Environment: BENCH_DIR (/tmp/imgwarm-bench; with --small /tmp/imgwarm-bench-small), BENCH_J (16), BENCH_ROUNDS (3),
@@ -106,8 +106,8 @@ log "peers: $(curl --version | head -1 | cut -d' ' -f1-2), $(aria2c --version | 
 log "work dir $work; targets ${BENCH_TARGET:-$work/out}; thumbs $thumbs, large $large; -j $j; $rounds rounds"
 
 # ---------------------------------------------------------------- corpus
-python3 scripts/bench.py corpus "$work" thumbs "$thumbs" 5 20
-python3 scripts/bench.py corpus "$work" large "$large" 50 300
+python3 bench/bench.py corpus "$work" thumbs "$thumbs" 5 20
+python3 bench/bench.py corpus "$work" large "$large" 50 300
 
 # ---------------------------------------------------------------- nginx
 ngx="$work/nginx"
@@ -167,7 +167,7 @@ trap 'stop_nginx; cleanup_targets' EXIT
 trap 'stop_nginx; cleanup_targets; exit 130' INT TERM
 nginx -p "$ngx" -c "$ngx/nginx.conf" &
 nginx_pid=$!
-python3 scripts/bench.py delayserver "$work/corpus" "$delayport" "${BENCH_DELAY_MS:-40}" &
+python3 bench/bench.py delayserver "$work/corpus" "$delayport" "${BENCH_DELAY_MS:-40}" &
 delay_pid=$!
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/nginx_status" && break; sleep 0.1; done
 requests() { curl -s "http://127.0.0.1:$port/nginx_status" | awk '/^ *[0-9]+ +[0-9]+ +[0-9]+/{print $3}'; }
@@ -186,8 +186,8 @@ mkdir -p "$targets"
 base="http://127.0.0.1:$port"
 for c in thumbs large; do
   [ -n "$only" ] && [ "$only" != "$c" ] && continue
-  python3 scripts/bench.py inputs "$work" "$c" "$base"
-  python3 scripts/bench.py rounds "$work" "$c" "$rounds" "$j" "$imgwarm" "$results"
+  python3 bench/bench.py inputs "$work" "$c" "$base"
+  python3 bench/bench.py rounds "$work" "$c" "$rounds" "$j" "$imgwarm" "$results"
 done
 
 if [ -z "$only" ] || [ "$only" = latency ]; then
@@ -195,7 +195,7 @@ if [ -z "$only" ] || [ "$only" = latency ]; then
   for _ in $(seq 100); do
     [ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$tlsport/thumbs/")" = 404 ] && break; sleep 0.1
   done
-  python3 scripts/bench.py latency "$work" thumbs "$latfiles" "$latj" "$rounds" "$imgwarm" "$results" \
+  python3 bench/bench.py latency "$work" thumbs "$latfiles" "$latj" "$rounds" "$imgwarm" "$results" \
     "https://127.0.0.1:$tlsport"
 fi
 
@@ -204,7 +204,7 @@ if ((extra)); then
   log ""
   log "=== cached re-run: $cached entries, all in the cache ==="
   cdir="$work/cached-cache"
-  cman="$(python3 scripts/bench.py cachedfill "$work" "$cached" "$base" "$cdir")"
+  cman="$(python3 bench/bench.py cachedfill "$work" "$cached" "$base" "$cdir")"
   first="$(head -1 "$cman")"
   want="$cdir/$(python3 -c 'import hashlib,sys; print(hashlib.md5(sys.argv[1].encode()).hexdigest())' "$first").jpg"
   got="$("$imgwarm" cache path "$first" --cache "$cdir" || true)"
@@ -232,7 +232,7 @@ if ((extra)); then
   log ""
   log "=== $mlines-line manifest, --dry-run: peak RSS ==="
   big="$work/inputs/big-$mlines.manifest"
-  python3 scripts/bench.py bigmanifest "$big" "$mlines" "$base"
+  python3 bench/bench.py bigmanifest "$big" "$mlines" "$base"
   rm -rf "$work/dry-cache"
   set +e
   /usr/bin/time -v "$imgwarm" warm "$big" --dry-run --cache "$work/dry-cache" --progress none \

@@ -1,6 +1,6 @@
 /// SDWebImage 5.x (`SDDiskCache.m`): `<md5>[.<ext>]` names with the bare
 /// `<md5>` read fallback (`CacheFileName`), dates left as the kernel sets
-/// them, and `removeExpiredData`'s expiry then trim (SDWEBIMAGE-CACHE.md).
+/// them, and `removeExpiredData`'s expiry then trim (docs/cache-formats.md, SDWebImage).
 public struct SDWebImageLayout: CacheLayout {
     public init() {}
 

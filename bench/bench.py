@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Helpers of scripts/bench.sh: corpus, manifests and peer inputs, timed rounds, report.
+"""Helpers of bench/bench.sh: corpus, manifests and peer inputs, timed rounds, report.
 
 Subcommands (all paths absolute; bench.sh passes them):
   corpus WORK NAME COUNT MINKB MAXKB        make WORK/corpus/NAME once (idempotent)
@@ -469,7 +469,7 @@ def cmd_latency(work, name, count, j, rounds, imgwarm, outfile, baseurl):
     with open(os.path.join(inp, "latency.curl"), "w") as f:
         for u, rel in zip(urls, files):
             f.write(f'url = "{u}"\noutput = "{os.path.basename(rel)}"\n')
-    defaults_j = 16  # imgwarm warm's default --concurrency (PRODUCT.md)
+    defaults_j = 16  # imgwarm warm's default --concurrency (docs/cli-contract.md)
 
     def tools_for(r):
         d = {t: f"{out}/latency-r{r}-{t}" for t in ("imgwarm", "imgwarm-default", "curl", "wget2")}
