@@ -97,13 +97,25 @@ def webp(path, tmp):
     return r == 0, (out[-1] if out else f"exit {r}")
 add(["webp"], "dwebp", "dwebp", webp)
 add(["avif"], "avifdec", "avifdec", tool("avifdec", ["avifdec", "{in}", "{tmp}/out.png"]))
-add(["jxl"], "djxl", "djxl", tool("djxl", ["djxl", "{in}", "{tmp}/out.png"]))
+# djxl decodes, then encodes a PNG: an encoder's refusal (lib/extras/enc:
+# "Alpha bit depth does not match image bit depth", "Encode failed") comes
+# after a successful decode and is no verdict on the file.
+def djxl_ok(r, out):
+    if r == 0: return True
+    failures = [l for l in out if "JXL_FAILURE" in l or "JXL_RETURN_IF_ERROR" in l]
+    return bool(out) and out[-1] == "Encode failed" and all("/extras/enc/" in l for l in failures)
+add(["jxl"], "djxl", "djxl", tool("djxl", ["djxl", "{in}", "{tmp}/out.png"], djxl_ok))
 if have("heif-dec"):
     add(["heif"], "heif-dec", "heif-dec", tool("heif-dec", ["heif-dec", "{in}", "{tmp}/out.png"]))
 else:
     add(["heif"], "heif-convert", "heif-convert", tool("heif-convert", ["heif-convert", "{in}", "{tmp}/out.png"]))
 if magick:
-    add(["png", "gif", "jpeg", "webp", "tiff", "bmp", "ico", "avif", "heif", "jxl"], "imagemagick", None,
+    # Only the formats this ImageMagick has a coder for (`-list format`).
+    listed = subprocess.run([magick, "-list", "format"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+    coders = {l.split()[0].rstrip("*+").upper() for l in listed.splitlines() if l.strip() and l[:1] == " "}
+    names = {"png": "PNG", "gif": "GIF", "jpeg": "JPEG", "webp": "WEBP", "tiff": "TIFF", "bmp": "BMP",
+             "ico": "ICO", "avif": "AVIF", "heif": "HEIC", "jxl": "JXL"}
+    add([f for f, c in names.items() if c in coders], "imagemagick", None,
         tool("imagemagick", [magick, "-regard-warnings", "{in}", "null:"]))
 # tiffinfo -D reads every strip; libtiff's errors go to stderr.
 add(["tiff"], "tiffinfo", "tiffinfo",
