@@ -70,10 +70,13 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         #expect(reason(validate(bytes)) == "truncated PNG: premature end of data in the header")
     }
 
-    /// fcTL and fdAT chunks before acTL are not part of the animation: both
-    /// passes of the APNG check skip them, so a 3-byte fdAT there is never
-    /// fed to zlib with a wrapped length (a read past the buffer before).
-    @Test func apngChunksBeforeACTLAreIgnored() {
+    /// fcTL and fdAT chunks before acTL count in an APNG (libpng's APNG
+    /// patch reads an fcTL wherever it comes before IDAT, checking its
+    /// sequence number: DecodeAPNG.fcTLBeforeAcTLIsAnimated), so both are
+    /// checked like the others: a 3-byte fdAT there is refused by its
+    /// length and never fed to zlib with a wrapped length (a read past the
+    /// buffer before), and an fcTL out of sequence fails.
+    @Test func apngChunksBeforeACTLAreChecked() {
         // sequence 9, 1x1 at (0, 0), delay 1/10, no dispose, no blend
         let fctl: [UInt8] = [0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 10, 0, 0]
         var bytes = Fixture.apng(20, 10, frames: 3)
@@ -81,7 +84,9 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         bytes = Fixture.insertingChunk(bytes, "fcTL", fctl, before: "acTL")
         bytes = Fixture.insertingChunk(bytes, "fdAT", [0x78, 0x01, 0x01], before: "acTL")
         #expect(Fixture.chunks(bytes).map(\.type).prefix(5) == ["IHDR", "fcTL", "fcTL", "fdAT", "acTL"])
-        #expect(validate(bytes) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 3)))
+        #expect(reason(validate(bytes)) == "corrupt PNG: fcTL: sequence number 9 where 0 was due")
+        let shortFdAT = Fixture.insertingChunk(Fixture.apng(20, 10, frames: 3), "fdAT", [0x78, 0x01, 0x01], before: "acTL")
+        #expect(reason(validate(shortFdAT)) == "corrupt PNG: fdAT: length 3")
     }
 
     @Test(arguments: [

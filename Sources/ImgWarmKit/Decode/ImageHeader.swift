@@ -17,7 +17,7 @@ public enum ImageHeader {
         case .gif: return .success(gif(b))
         case .jpeg: return .success(jpeg(b))
         case .webp: return webp(b)
-        case .bmp: return bmp(b)
+        case .bmp: return bmp(b, maxPixels: maxPixels)
         case .ico: return ico(b)
         case .tiff: return tiff(b, maxPixels: maxPixels)
         case .avif, .heic, .heif: return ContainerHeaders.iso(format, b)
@@ -110,7 +110,7 @@ public enum ImageHeader {
     /// later (signed 32-bit sides; a negative height means top-down rows).
     /// Uncompressed rows (BI_RGB, BI_BITFIELDS) must all be there: a BMP
     /// cut short ends before its last row.
-    static func bmp(_ b: UnsafeRawBufferPointer) -> Result<ImageInfo, ValidationFailure> {
+    static func bmp(_ b: UnsafeRawBufferPointer, maxPixels: UInt64 = ValidationOptions().maxPixels) -> Result<ImageInfo, ValidationFailure> {
         guard b.count >= 26 else { return .failure(ValidationFailure("truncated BMP: header incomplete")) }
         let headerSize = le32(b, 14)
         let width: Int, height: Int, bitsPerPixel: Int, compression: UInt32
@@ -128,6 +128,9 @@ public enum ImageHeader {
             bitsPerPixel = Int(le16(b, 28)); compression = le32(b, 30)
         }
         let info = ImageInfo(format: .bmp, width: width, height: height, frames: 1)
+        // The size first: a bomb's header is refused as too large, whatever
+        // else is wrong with it.
+        if let failure = Limits.check(info, maxPixels: maxPixels) { return .failure(failure) }
         // Bit counts a decoder reads (ImageIO, browsers, Pillow's BIT2MODE);
         // 0 only where the pixels are an embedded JPEG or PNG (4, 5).
         let embedded = compression == 4 || compression == 5
@@ -252,7 +255,7 @@ public enum ImageHeader {
             let e = ifd + countSize + entrySize * k
             let tag = u16(e)
             if tag == 338 { extraSamples = offset(e + 4) }
-            if [256, 257, 258, 273, 277, 278, 279, 322, 323, 324, 325].contains(tag) {
+            if [256, 257, 258, 273, 277, 278, 279, 284, 322, 323, 324, 325].contains(tag) {
                 guard let v = values(e) else {
                     return .failure(ValidationFailure("truncated TIFF: field \(tag) lies outside the data"))
                 }
@@ -290,25 +293,46 @@ public enum ImageHeader {
                 return .failure(ValidationFailure("corrupt TIFF: \(what) is \(stripBits / 8) bytes, over 8 GiB"))
             }
         }
+        // What the header cannot judge alone, libtiff decides by decoding:
+        // a strip or tile whose byte count reaches past the end of the data
+        // (cut short, or only overstated), one whose count is 0, and a
+        // number of strips other than RowsPerStrip implies (libtiff then
+        // re-estimates the strips or fails to read them).
+        var doubt: (reason: String, truncated: Bool)?
+        // No pixels: the pixel check says so (Limits.check), not libtiff.
+        guard w > 0, h > 0 else { return .success(info) }
         for (offsetsTag, countsTag, name) in [(UInt64(273), UInt64(279), "strip"), (324, 325, "tile")] {
-            guard let offsets = fields[offsetsTag], let counts = fields[countsTag] else { continue }
+            guard doubt == nil, let offsets = fields[offsetsTag], let counts = fields[countsTag] else { continue }
             guard offsets.count == counts.count else {
                 return .failure(ValidationFailure("corrupt TIFF: \(offsets.count) \(name) offsets for \(counts.count) byte counts"))
             }
             for (k, (o, n)) in zip(offsets, counts).enumerated() {
                 let (end, over) = o.addingReportingOverflow(n)
-                guard over || end > UInt64(b.count) else { continue }
-                let cut = "\(name) \(k + 1) of \(offsets.count) ends at byte \(over ? "past 2^64" : String(end)) of \(b.count)"
-                // Cut short, or the count overstated: libtiff decides.
-                var r = iw_result()
-                let status = iw_validate_tiff_data(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, maxPixels, &r)
-                if status == Int32(IW_OK.rawValue) { return .success(info) }
-                if status == Int32(IW_TOO_LARGE.rawValue) { return .success(info) }  // the pixel limit says so next
-                let libtiff = withUnsafeBytes(of: r.reason) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-                return .failure(ValidationFailure("truncated TIFF: \(cut) (libtiff: \(libtiff))"))
+                if over || end > UInt64(b.count) {
+                    doubt = ("\(name) \(k + 1) of \(offsets.count) ends at byte \(over ? "past 2^64" : String(end)) of \(b.count)", true)
+                    break
+                }
+                if n == 0 {
+                    doubt = ("\(name) \(k + 1) of \(offsets.count) has a byte count of 0", false)
+                    break
+                }
+            }
+            if doubt == nil, name == "strip", fields[324] == nil {
+                let rows = min(fields[278]?.first ?? h, h)
+                let planes = fields[284]?.first == 2 ? samples : 1
+                let expected = rows == 0 ? 0 : (h + rows - 1) / rows * planes
+                if expected != UInt64(offsets.count) {
+                    doubt = ("\(offsets.count) strips where RowsPerStrip \(fields[278]?.first ?? h) gives \(expected)", false)
+                }
             }
         }
-        return .success(info)
+        guard let (why, truncated) = doubt else { return .success(info) }
+        var r = iw_result()
+        let status = iw_validate_tiff_data(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, maxPixels, &r)
+        // IW_TOO_LARGE: not decoded; the pixel limit says so next.
+        if status == Int32(IW_OK.rawValue) || status == Int32(IW_TOO_LARGE.rawValue) { return .success(info) }
+        let libtiff = withUnsafeBytes(of: r.reason) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        return .failure(ValidationFailure("\(truncated ? "truncated" : "corrupt") TIFF: \(why) (libtiff: \(libtiff))"))
     }
 
     /// A chunk id for a reason: as text when it is plain ASCII, else as
