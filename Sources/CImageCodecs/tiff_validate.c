@@ -5,9 +5,8 @@
    TIFF reader is built on, and it forgives an overstated count: its
    directory reader re-estimates a single uncompressed strip whose count
    passes the file ("Bogus StripByteCounts field, ignoring and calculating
-   from imagelength", tif_dirread.c), and TIFFReadEncodedStrip reads an
-   uncompressed strip's computed size, not its declared one. So the verdict
-   on those files is libtiff's. Read from memory through TIFFClientOpenExt
+   from imagelength", tif_dirread.c). So the verdict on those files is
+   libtiff's. Read from memory through TIFFClientOpenExt
    with per-handle error and warning handlers (libtiff 4.5): nothing is
    printed and no global handler is touched, so calls on several threads
    stay apart. The first image only: SDWebImage shows a TIFF through
@@ -128,7 +127,12 @@ int iw_validate_tiff_data(const uint8_t *data, size_t len, uint64_t max_pixels, 
             status = size > 0 ? IW_NO_MEMORY : IW_CORRUPT;
         }
         for (uint32_t k = 0; buf && k < pieces; k++) {
-            tmsize_t got = tiled ? TIFFReadEncodedTile(tif, k, buf, size) : TIFFReadEncodedStrip(tif, k, buf, size);
+            /* Size -1: through the codec (DumpModeDecode for uncompressed
+               data), which checks each strip's data against its byte
+               count, as tiffinfo -D and ImageMagick read it; a size would
+               let an uncompressed strip be read raw, its count unchecked. */
+            tmsize_t got = tiled ? TIFFReadEncodedTile(tif, k, buf, (tmsize_t)-1)
+                                 : TIFFReadEncodedStrip(tif, k, buf, (tmsize_t)-1);
             if (got < 0 || src.failed) {
                 char why[IW_REASON_SIZE];
                 snprintf(why, sizeof why, "%s", src.failed ? out->reason : "read error");
