@@ -45,8 +45,8 @@ build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzManifest -o "$out/fuzz-m
   -Xcc -fmodule-map-file="$PWD/Sources/CCurl/module.modulemap" \
   fuzz/harness/ManifestFuzz.swift fuzz/harness/Shims.swift \
   Sources/ImgWarmKit/Prefetch/Manifest.swift \
-  Sources/ImgWarmKit/Download/DownloadTypes.swift Sources/ImgWarmKit/Download/URLText.swift \
-  Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/Version.swift \
+  Sources/ImgWarmKit/Download/DownloadTypes.swift Sources/ImgWarmKit/Download/RequestHeaderRules.swift \
+  Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/TerminalText.swift Sources/ImgWarmKit/Support/Version.swift \
   Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift \
   -lcurl
 echo "fuzz: building the image target" >&2

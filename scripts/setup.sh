@@ -29,6 +29,7 @@ required=(
   nginx                  # TLS/HTTP2 tests (and the benchmarks)
   openssl                # self-signed certificates for the TLS tests
   prometheus             # promtool checks the --metrics output in the tests
+  default-jdk-headless libokhttp-java libokio-java   # OkHttp's DiskLruCache reads the glide/coil folders in the tests
 )
 # scripts/package.sh (dpkg-shlibdeps, dpkg-gencontrol) and
 # scripts/test-package.sh (lintian, a clean Debian root with mmdebstrap, the

@@ -6,7 +6,8 @@ struct CacheClearCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clear",
         abstract: "Remove every cache entry (and imgwarm's state too with --all).",
-        discussion: "Hidden files and folders other than imgwarm's own state are left alone, as SDWebImage leaves them."
+        discussion: "Hidden files and folders other than imgwarm's own state are left alone, as SDWebImage leaves them. "
+            + "Exit status 3 when --all could not remove the state folder (the entries are removed all the same)."
     )
 
     @OptionGroup var cacheOptions: CacheOptions
@@ -16,12 +17,18 @@ struct CacheClearCommand: ParsableCommand {
 
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: .fails)
+        // Opened and checked before anything is removed: a symbolic link
+        // at the cache folder or at `.imgwarm`, or a `.imgwarm` another
+        // user may change, is exit 3 with nothing deleted.
+        try cache.openExisting()
         var lock: CacheLock?
-        if all, FileManager.default.fileExists(atPath: cache.stateDirectory) {
+        if all, cache.stateFolder != nil {
             lock = try CacheLock(cache: cache, mode: .exclusive)
         }
         defer { withExtendedLifetime(lock) {} }
         let result = try CacheMaintenance.clear(cache, includingState: all)
         print("removed \(result.files) files, \(Units.formatBytes(result.bytes))")
+        // The entries are gone; the state was asked to go too and is not.
+        if let kept = result.stateNotRemoved { throw kept }
     }
 }

@@ -6,7 +6,11 @@ struct CacheFailedCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "failed",
         abstract: "List (or clear) the failed-URL list: URLs skipped as `blocked` until --retry-failed.",
-        discussion: "One line per URL: time, error class, HTTP status, URL (credentials removed), reason."
+        discussion: """
+        One line per URL: time, error class, HTTP status, URL (credentials, tokens and fragments masked), reason. \
+        A URL with '@', '?' or '#' (credentials, a query, a fragment) is kept only as a digest ("digest_only" in \
+        --json): warm --retry-failed retries it when a manifest still holds it.
+        """
     )
 
     @OptionGroup var cacheOptions: CacheOptions
@@ -19,6 +23,11 @@ struct CacheFailedCommand: ParsableCommand {
 
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: clear ? .fails : .isEmpty)
+        // The state database is opened in `.imgwarm` only once that is
+        // checked: a real folder of this user that nobody else may change.
+        do {
+            try cache.openExisting()
+        } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {}
         guard FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) else {
             if clear { print("removed 0 URLs from the failed-URL list") } else if json { print("[]") }
             return
@@ -33,8 +42,8 @@ struct CacheFailedCommand: ParsableCommand {
         let formatter = ISO8601DateFormatter()
         if json {
             let rows: [[String: Any]] = failed.map { f in
-                ["url": Redaction.url(f.url), "key": Redaction.url(f.key), "error": f.errorClass,
-                 "status": f.status as Any? ?? NSNull(), "reason": f.reason,
+                ["url": Redaction.url(f.displayURL), "key": Redaction.url(f.key), "error": f.errorClass,
+                 "status": f.status as Any? ?? NSNull(), "reason": f.reason, "digest_only": f.isDigest,
                  "failed_at": formatter.string(from: Date(timeIntervalSince1970: f.failedAt))]
             }
             let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
@@ -43,7 +52,12 @@ struct CacheFailedCommand: ParsableCommand {
         }
         for f in failed {
             let status = f.status.map { " \($0)" } ?? ""
-            print("\(formatter.string(from: Date(timeIntervalSince1970: f.failedAt))) \(f.errorClass)\(status) \(Redaction.url(f.url)): \(f.reason)")
+            print(TerminalText.escaped("\(formatter.string(from: Date(timeIntervalSince1970: f.failedAt))) \(f.errorClass)\(status) \(Redaction.url(f.displayURL)): \(f.reason)"))
+        }
+        let digests = failed.filter(\.isDigest).count
+        if digests > 0 {
+            printError("\(digests) of these URLs hold '@', '?' or '#' (where credentials, tokens and fragments go): the list keeps only their digest, "
+                + "so imgwarm cannot fetch them from it; `warm --retry-failed` retries them from a manifest that still holds them")
         }
     }
 }

@@ -20,6 +20,12 @@ struct CachePruneCommand: ParsableCommand {
         creation date (Kingfisher's last access) until it is at or below half of max-size. \
         nuke: if the allocated size is above max-size [150MiB], files go least recently \
         accessed first until it is at or below trim-ratio [0.7] x max-size. \
+        glide, coil, coil2: while the entries' total length is above max-size [glide: \
+        250MiB; coil, coil2: 250MiB, the most Coil sizes itself to], the least recently used \
+        entry in journal order goes (REMOVE line), then the journal is rebuilt when \
+        DiskLruCache would. flutter: rows beyond the max-objects [200] most recently \
+        touched among those touched over a day ago, then rows touched before now - max-age \
+        [30d], go with their files, and files no row names. \
         Hidden files and folders (imgwarm's .imgwarm state among them) are never \
         touched nor counted. Entries of --keep manifests are never removed but count \
         in the size. Example (cron): imgwarm cache prune --max-age 30d --max-size 20G
@@ -28,11 +34,11 @@ struct CachePruneCommand: ParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
-    @Option(help: ArgumentHelp("Remove files whose date is at or before now minus this (e.g. 30d, 12h). sdwebimage only.", valueName: "duration"),
+    @Option(help: ArgumentHelp("Remove files whose date is at or before now minus this (e.g. 30d, 12h). sdwebimage; flutter (rows by touched) [30d].", valueName: "duration"),
             transform: { try Parse.duration($0) })
     var maxAge: Double?
 
-    @Option(help: ArgumentHelp("Then trim while the size is above this (e.g. 20G, 500MiB; 0: no limit). [nuke: 150MiB]", valueName: "size"),
+    @Option(help: ArgumentHelp("Then trim while the size is above this (e.g. 20G, 500MiB; 0: no limit). [nuke: 150MiB; glide, coil, coil2: 250MiB]", valueName: "size"),
             transform: { try Parse.size($0) })
     var maxSize: UInt64?
 
@@ -41,6 +47,9 @@ struct CachePruneCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Trim down to this fraction of --max-size (0 < R <= 1). sdwebimage [0.5] and nuke [0.7].", valueName: "ratio"))
     var trimRatio: Double?
+
+    @Option(help: ArgumentHelp("Keep at most this many objects (flutter's maxNrOfCacheObjects). flutter only. [200]", valueName: "count"))
+    var maxObjects: Int?
 
     @Option(name: .customLong("keep"), help: ArgumentHelp("Never remove the entries of this manifest (repeatable; - for stdin).", valueName: "manifest"))
     var keep: [String] = []
@@ -52,12 +61,16 @@ struct CachePruneCommand: ParsableCommand {
     var json = false
 
     func options(layout: any CacheLayout) -> PruneOptions {
-        PruneOptions(layout: layout, maxAge: maxAge, maxSize: maxSize, expireType: expireType, trimRatio: trimRatio,
-                     dryRun: dryRun)
+        var options = PruneOptions(layout: layout, maxAge: maxAge, maxSize: maxSize, expireType: expireType,
+                                   trimRatio: trimRatio, dryRun: dryRun)
+        options.maxObjects = maxObjects
+        return options
     }
 
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: .fails)
+        if let index = cache.index { return try runIndexed(cache, index) }
+        if maxObjects != nil { throw Failure.usage("--max-objects has no meaning under --layout \(cache.layout.kind.rawValue): only flutter_cache_manager counts objects") }
         var options = self.options(layout: cache.layout)
         // Checked here rather than in validate(): a Failure prints the one
         // line the contract asks for, where a ValidationError adds the usage.
@@ -70,13 +83,11 @@ struct CachePruneCommand: ParsableCommand {
         options.pinned = try loadPinned(layout: cache.layout)
         // Share the cache with concurrent warms; keep `cache clear --all`
         // out meanwhile. A cache no imgwarm run has used gets no lock file
-        // (and a dry run touches nothing).
-        var lock: CacheLock?
-        if !options.dryRun, FileManager.default.fileExists(atPath: cache.stateDirectory) {
-            lock = try CacheLock(cache: cache, mode: .shared)
-        }
-        defer { withExtendedLifetime(lock) {} }
-        let result = try CachePruner(directory: cache.directory, options: options).run()
+        // (and a dry run touches nothing). The walk and every removal go
+        // relative to the folder the session opened.
+        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
+        defer { withExtendedLifetime(session) {} }
+        let result = try CachePruner(root: cache.rootFolder!, options: options).run()
         let out = OutputLines()
         if json {
             PruneReport.json(result, includeFiles: dryRun) { out.write($0) }
@@ -90,6 +101,34 @@ struct CachePruneCommand: ParsableCommand {
             let more = result.failed > 1 ? " (and \(result.failed - 1) more files)" : ""
             throw Failure.cache("\(cache.directory)/\(failure.path): \(failure.reason)\(more)")
         }
+    }
+
+    /// A layout with an index (DiskLruCache journal, flutter database)
+    /// prunes through it, with its library's eviction.
+    private func runIndexed(_ cache: DiskCache, _ index: any CacheIndex) throws {
+        var options = self.options(layout: cache.layout)
+        if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
+        options.pinned = try loadPinned(layout: cache.layout)
+        // The same preparation as the folder layouts: folders checked, the
+        // lock shared with warms.
+        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
+        defer { withExtendedLifetime(session) {} }
+        let result: IndexPruneResult
+        do {
+            result = try index.prune(options)
+        } catch let invalid as PruneOptions.Invalid {
+            throw Failure.usage(invalid.description)
+        }
+        let out = OutputLines()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            out.write(String(decoding: try encoder.encode(result), as: UTF8.self))
+        } else {
+            if dryRun { for r in result.removed { out.write("\(r.path): \(r.reason) (\(r.bytes) bytes)") } }
+            out.write(result.summary)
+        }
+        out.flush()
     }
 
     /// The names of the --keep manifests. A manifest that cannot be read is a

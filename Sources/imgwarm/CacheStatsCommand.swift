@@ -15,6 +15,7 @@ struct CacheStatsCommand: ParsableCommand {
 
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: .isEmpty)
+        try cache.openIndex(writable: false)
         let stats = try CacheStatistics.collect(cache)
         if json {
             let encoder = JSONEncoder()

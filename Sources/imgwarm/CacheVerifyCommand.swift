@@ -9,7 +9,10 @@ struct CacheVerifyCommand: ParsableCommand {
         discussion: """
         Broken: empty, truncated, not an image, or undecodable (formats are checked as \
         README's Validation section lists). Stray temp files are leftovers of killed runs \
-        under .imgwarm/tmp. Each is printed as `PATH: reason`. Files of an unknown binary \
+        under .imgwarm/tmp. Each is printed as `PATH: reason`. A symbolic link, FIFO, \
+        socket or device at an entry's name is broken too (`PATH: symbolic link, not a \
+        regular file (never followed)`); --delete removes the link, never its target. \
+        Files of an unknown binary \
         format are listed as `PATH: unknown format (...), kept` and kept, as an app may \
         still show them (broken under --strict-formats). Files whose decoder library \
         (AVIF, HEIF, JPEG XL) cannot be opened here are listed as `PATH: not checked: \
@@ -46,10 +49,11 @@ struct CacheVerifyCommand: ParsableCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
-            for entry in report.broken { print("\(entry.path): \(entry.reason)") }
-            for entry in report.unknown { print("\(entry.path): unknown format (\(entry.signature)), kept") }
-            for entry in report.unchecked { print("\(entry.path): not checked: no decoder, kept; \(entry.reason)") }
-            for path in report.strayTempFiles { print("\(path): stray temp file") }
+            // File names are anyone's who can write the folder: escaped.
+            for entry in report.broken { print(TerminalText.escaped("\(entry.path): \(entry.reason)")) }
+            for entry in report.unknown { print(TerminalText.escaped("\(entry.path): unknown format (\(entry.signature)), kept")) }
+            for entry in report.unchecked { print(TerminalText.escaped("\(entry.path): not checked: no decoder, kept; \(entry.reason)")) }
+            for path in report.strayTempFiles { print(TerminalText.escaped("\(path): stray temp file")) }
             print(Self.summary(report))
         }
         for error in report.deleteErrors { printError("cannot remove \(error)") }

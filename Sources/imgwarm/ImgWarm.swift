@@ -21,7 +21,8 @@ struct ImgWarm: ParsableCommand {
     /// says 2, so parsing errors are mapped here.
     static func main() {
         do {
-            var command = try parseAsRoot()
+            // `--header-for HOST HEADER` takes two arguments (RequestHeaderRules).
+            var command = try parseAsRoot(RequestHeaderRules.joiningHeaderForPairs(Array(CommandLine.arguments.dropFirst())))
             defer { ErrorOutput.restore() }
             try command.run()
         } catch let failure as Failure {
@@ -60,8 +61,13 @@ struct Failure: Error {
     static func cache(_ m: String) -> Failure { Failure(message: m, status: ExitStatus.cacheUnusable) }
 }
 
+/// A message on stderr. Messages quote manifests, servers and file names:
+/// escaped for the terminal here (`TerminalText`), whoever built them; line
+/// breaks are kept (the argument parser's usage text has several lines;
+/// manifest lines and header values cannot hold one).
 func printError(_ message: String) {
-    var line = message
+    var line = message.split(separator: "\n", omittingEmptySubsequences: false)
+        .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
     if !line.hasPrefix("imgwarm: ") && !line.hasPrefix("Error: ") && !line.hasPrefix("Usage") { line = "imgwarm: " + line }
     if !line.hasSuffix("\n") { line += "\n" }
     fputs(line, ErrorOutput.file)

@@ -71,14 +71,23 @@ struct WarmCommand: ParsableCommand {
     @Flag(name: .customLong("strict-formats"), help: "Reject formats not decoded here (README, Validation) and data of an unknown format instead of accepting them on their signature.")
     var strictFormats = false
 
-    @Option(name: .customLong("header"), help: ArgumentHelp("Extra request header 'Name: value' (repeatable; values are never printed).", valueName: "header"))
+    @Option(name: .customLong("header"), help: ArgumentHelp("Extra request header 'Name: value', or @FILE for the header lines of FILE (values stay out of the process list); sent only to the scheme, host and port of each entry's own URL, never across a redirect to another (repeatable; values are never printed).", valueName: "header"))
     var headers: [String] = []
+
+    @Option(name: .customLong("header-for"), help: ArgumentHelp("A header for one host only: --header-for HOST[:PORT] 'Name: value' (or @FILE), also after a redirect to it; without a port, the scheme's default port (repeatable).", valueName: "host> <header"))
+    var headersFor: [String] = []
+
+    @Option(name: .customLong("redact-query"), help: ArgumentHelp("A query parameter whose value is masked in every output, besides the default token and signature names (repeatable; case-insensitive).", valueName: "name"))
+    var redactQuery: [String] = []
 
     @Option(name: .customLong("user-agent"), help: ArgumentHelp("User-Agent header. [default: imgwarm/VERSION]", valueName: "string"))
     var userAgent: String?
 
-    @Flag(help: "Accept invalid TLS certificates.")
+    @Flag(help: "Accept invalid TLS certificates (warns, and the report records it).")
     var insecure = false
+
+    @Flag(name: .customLong("allow-http-redirect"), help: "Follow redirects from https to http (by default such an entry fails as insecure-redirect: an app under App Transport Security refuses the load).")
+    var allowHTTPRedirect = false
 
     @Flag(name: .customLong("key-strip-query"), help: "Cache keys without query and fragment (apps whose cacheKeyFilter strips signed-URL parameters).")
     var keyStripQuery = false
@@ -135,20 +144,30 @@ struct WarmCommand: ParsableCommand {
         if ExecutionOrder(rawValue: order.lowercased()) == nil { throw ValidationError("--order must be fifo or lifo") }
         if ProgressPrinter.Mode(rawValue: progress) == nil { throw ValidationError("--progress must be auto, bar, lines or none") }
         if shard != nil && shards != nil { throw ValidationError("use either --shard K/N or --shards N") }
-        // The same rules as DownloaderConfiguration.validate(), checked here
-        // so a bad header is a usage error (exit 2), not a failure after the
-        // cache was prepared (it was exit 1). The value is never quoted.
-        for h in headers {
-            let name = h.prefix { $0 != ":" }
-            if name.count == h.count || name.trimmingCharacters(in: .whitespaces).isEmpty
-                || name.contains(where: { $0 == " " || $0 == "\t" })
-                || h.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
-                throw ValidationError("--header must be one 'Name: value' line (a name without spaces)")
-            }
+        // Header arguments are read (files too) and checked here, so a bad
+        // one is a usage error (exit 2), not a failure after the cache was
+        // prepared. The value is never quoted.
+        do { _ = try headerRules() } catch let problem as RequestHeaderRules.Problem { throw ValidationError(problem.description) }
+        if let bad = redactQuery.first(where: { $0.isEmpty || $0.contains(where: { $0 == "=" || $0 == "&" }) }) {
+            throw ValidationError("--redact-query takes a parameter name (no '=' or '&'): '\(bad)'")
         }
         if manifests.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read once") }
         _ = try shardSelection()
         do { _ = try layout() } catch let failure as Failure { throw ValidationError(failure.message) }
+    }
+
+    /// `--header` and `--header-for` read into the one owner of header
+    /// rules (files named with @ are read here).
+    func headerRules() throws -> RequestHeaderRules {
+        var rules = RequestHeaderRules()
+        for h in headers { try rules.addHeader(h) }
+        for joined in headersFor {
+            guard let (host, header) = RequestHeaderRules.splitPair(joined) else {
+                throw RequestHeaderRules.Problem(description: "--header-for takes two arguments: HOST[:PORT] 'Name: value' (or @FILE)")
+            }
+            try rules.addHeader(forHost: host, header)
+        }
+        return rules
     }
 
     /// The layout with warm's settings: `--expiration` is Kingfisher's

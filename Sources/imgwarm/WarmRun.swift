@@ -13,22 +13,19 @@ struct WarmRun {
     func execute() throws -> Int32 {
         let c = command
         ErrorOutput.divertLibraryOutput(verbose: c.verbose)
+        // Before any thread reads the list.
+        Redaction.addQueryNames(c.redactQuery)
+        if c.insecure {
+            printError("warning: --insecure: TLS certificates and host names are not verified; anyone on the network path can serve these images (the report records it)")
+        }
         BufferAllocator.tuneForBulkBuffers()
         let cache = try c.cacheOptions.existingCache(layout: c.layout())
-        var state: StateStore?
-        var lock: CacheLock?
-        defer { withExtendedLifetime(lock) {} }
-        if c.dryRun {
-            // Touch nothing: read the state only if it is already there.
-            if FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) {
-                state = try? StateStore(cache: cache)
-            }
-        } else {
-            try cache.prepare()
-            lock = try CacheLock(cache: cache, mode: .shared)
-            cache.cleanStaleTempFiles()
-            state = try StateStore(cache: cache)
-        }
+        // Prepare and check the folders, read the layout's index, lock,
+        // clean, open the state: nothing in the cache changes before this
+        // has passed.
+        let session = try CacheSession(cache, for: c.dryRun ? .warmDryRun : .warm)
+        defer { withExtendedLifetime(session) {} }
+        let state = session.state
 
         // Manifests → plan.
         let plan = WarmPlan(defaultPriority: RequestPriority(name: c.priority) ?? .normal,
@@ -76,9 +73,10 @@ struct WarmRun {
         config.connectTimeout = c.connectTimeout
         config.maxBodyBytes = Int(clamping: c.maxBytes)
         config.retries = c.retries
-        config.headers = c.headers
+        config.headerRules = try c.headerRules()
         if let ua = c.userAgent { config.userAgent = ua }
         config.insecure = c.insecure
+        config.allowHTTPRedirect = c.allowHTTPRedirect
 
         var options = WarmOptions()
         options.refresh = c.refresh
@@ -121,10 +119,13 @@ struct WarmRun {
         let signals = SignalWatcher { _ in prefetcher.cancel() }
         progress.start()
         prefetcher.run()  // shuts the engine down when done
+        // The READ lines and touched dates still buffered.
+        do { try cache.closeIndex() } catch { printError("\(error)") }
         progress.stop()
         signals.stop()
 
-        let report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
+        var report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
+        report.insecure = c.insecure
         let snap = prefetcher.ledger.snapshot()
         let succeeded = prefetcher.fatalError == nil && signals.received == nil
             && (plan.uniqueCount > 0 || plan.outsideShard > 0)
@@ -148,7 +149,7 @@ struct WarmRun {
         }
         if c.dryRun {
             // Dry runs list what they would fetch.
-            if c.verbose { report.forEachRow { row in print("\(row.outcome) \(row.url ?? row.source)") } }
+            if c.verbose { report.forEachRow { row in print(TerminalText.escaped("\(row.outcome) \(row.url ?? row.source)")) } }
         }
 
         if let fatal = prefetcher.fatalError {

@@ -114,9 +114,9 @@ import Glibc
             let bad = try f.warm([f.writeManifest([urls[0]], name: "c.txt")] + args)
             #expect(bad.status == 2, "\(args): \(bad.stderr)")
         }
-        let badEnv = try f.warm([f.writeManifest([urls[0]], name: "c.txt")], environment: ["IMGWARM_LAYOUT": "glide"])
+        let badEnv = try f.warm([f.writeManifest([urls[0]], name: "c.txt")], environment: ["IMGWARM_LAYOUT": "picasso"])
         #expect(badEnv.status == 2)
-        #expect(badEnv.stderr.contains("IMGWARM_LAYOUT=glide"))
+        #expect(badEnv.stderr.contains("IMGWARM_LAYOUT=picasso"))
     }
 
     /// Kingfisher's clean-up on the warmed folder: expired by deadline, then

@@ -85,9 +85,10 @@ import Testing
     }
 
     /// A cache empty at the start is not looked into per file: a file that
-    /// appears later (another run's) is not seen by the lookup, and the
-    /// store then keeps it rather than replacing it.
-    @Test func aCacheEmptyAtTheStartIsNotStatPerFileAndAConcurrentWritersFileIsKept() throws {
+    /// appears later (another run's, or a neighbour's) is not seen by the
+    /// lookup, and the store then replaces it: what the report calls
+    /// downloaded is what this run wrote (issue 22).
+    @Test func aCacheEmptyAtTheStartIsNotStatPerFileAndAFileAppearingMeanwhileIsReplaced() throws {
         let dir = makeTempDirectory("imgwarm-lookups-empty")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cache = DiskCache(directory: dir)
@@ -107,21 +108,22 @@ import Testing
         let first = lookups.lookup(at: 0)
         #expect(first.existing == nil && first.unchecked)
         #expect(first.name == cache.fileName(forKey: plan.key(Int(plan.order[0]))))
-        // Our copy is dropped; theirs stays; no temp file is left.
+        // Our copy replaces theirs: the name holds the bytes this run wrote
+        // and reports as downloaded (issue 22); no temp file is left.
         try Data("ours".utf8).withUnsafeBytes {
-            try cache.store($0, as: first.name, replacing: nil, keepExisting: first.unchecked)
+            try cache.store($0, as: first.name, replacing: nil, likelyNew: first.unchecked)
         }
-        #expect(FileManager.default.contents(atPath: theirs) == Data("theirs".utf8))
-        #expect(DiskCache.listDirectory(cache.tempDirectory).isEmpty)
+        #expect(FileManager.default.contents(atPath: theirs) == Data("ours".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
         // A name nobody wrote is stored as usual.
         let second = lookups.lookup(at: 1)
         try Data("ours".utf8).withUnsafeBytes {
-            try cache.store($0, as: second.name, replacing: nil, keepExisting: second.unchecked)
+            try cache.store($0, as: second.name, replacing: nil, likelyNew: second.unchecked)
         }
         #expect(FileManager.default.contents(atPath: cache.directory + "/" + second.name.storedName) == Data("ours".utf8))
         // A checked store (a cache that held files) replaces, as a refresh
         // or an expired entry needs.
-        try Data("new".utf8).withUnsafeBytes { try cache.store($0, as: first.name, replacing: nil, keepExisting: false) }
+        try Data("new".utf8).withUnsafeBytes { try cache.store($0, as: first.name, replacing: nil, likelyNew: false) }
         #expect(FileManager.default.contents(atPath: theirs) == Data("new".utf8))
     }
 

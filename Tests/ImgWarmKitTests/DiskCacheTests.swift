@@ -27,7 +27,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
     /// Stores go through descriptors of the cache and temp folders. After
     /// `cache clear --all` removed the state folder (the temp folder with
     /// it) between two stores, the next store makes the folders again and
-    /// lands under its name, as by path; a kept file stays kept.
+    /// lands under its name, as by path; a file at the name is replaced.
     @Test func storeAfterTheTempFolderWasRemovedMakesItAgain() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -38,16 +38,18 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         let path = try cache.store([2, 3], for: cache.fileName(forKey: "https://e/b.png"))
         #expect(path == dir + "/" + cache.fileName(forKey: "https://e/b.png").storedName)
         #expect(FileManager.default.contents(atPath: path) == Data([2, 3]))
-        let kept = try cache.store([9], for: cache.fileName(forKey: "https://e/b.png"), keepExisting: true)
-        #expect(FileManager.default.contents(atPath: kept) == Data([2, 3]))
+        let replaced = try cache.store([9], for: cache.fileName(forKey: "https://e/b.png"), likelyNew: true)
+        #expect(FileManager.default.contents(atPath: replaced) == Data([9]))
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
     }
 
-    /// A new entry on a cache that was empty at the start (`keepExisting`)
+    /// A new entry on a cache that was empty at the start (`likelyNew`)
     /// is written as an unnamed file (O_TMPFILE) and linked in: while its
-    /// bytes are being written no name exists for it anywhere, a name
-    /// already there wins, and a replacement still goes through a temp
-    /// file and rename(2).
+    /// bytes are being written no name exists for it anywhere. A file
+    /// already at the name (another run's, or a neighbour's planted while
+    /// this one downloaded) is replaced through a temp file and rename(2),
+    /// so the name holds what this run wrote (issue 22), as a replacement
+    /// always does.
     @Test func newEntriesAreWrittenUnnamedThenLinked() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -65,25 +67,71 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         if unnamed { close(probe) } else { print("DiskCacheTests: no O_TMPFILE in \(dir); new entries use a temp file there") }
         let name = cache.fileName(forKey: "https://example.com/a.png")
         var seenWhileWriting: [String]? = nil
-        let path = try cache.store([1, 2, 3], for: name, replacing: nil, keepExisting: true) { fd, bytes in
+        let path = try cache.store([1, 2, 3], for: name, replacing: nil, likelyNew: true) { fd, bytes in
             seenWhileWriting = try? names()
             return FileIO.writeAll(fd, bytes)
         }
         #expect(seenWhileWriting?.count == (unnamed ? 0 : 1))
         #expect(fm.contents(atPath: path) == Data([1, 2, 3]))
-        // Another run's whole copy under the name wins.
-        _ = try cache.store([7, 7], for: name, replacing: nil, keepExisting: true, write: FileIO.writeAll)
-        #expect(fm.contents(atPath: path) == Data([1, 2, 3]))
+        // A file under the name is replaced by this run's bytes.
+        _ = try cache.store([7, 7], for: name, replacing: nil, likelyNew: true, write: FileIO.writeAll)
+        #expect(fm.contents(atPath: path) == Data([7, 7]))
         #expect(try names() == [(path as NSString).lastPathComponent])
         // Replacing: a temp file under .imgwarm/tmp while writing, then rename.
         var tempWhileWriting: [String] = []
-        _ = try cache.store([4, 5], for: name, replacing: path, keepExisting: false) { fd, bytes in
+        _ = try cache.store([4, 5], for: name, replacing: path, likelyNew: false) { fd, bytes in
             tempWhileWriting = (try? fm.contentsOfDirectory(atPath: cache.tempDirectory)) ?? []
             return FileIO.writeAll(fd, bytes)
         }
         #expect(tempWhileWriting.count == 1)
         #expect(fm.contents(atPath: path) == Data([4, 5]))
         #expect(try fm.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
+    }
+
+    /// What may count as an entry (issue 22): regular files only, and in
+    /// a folder others may write only the running user's.
+    @Test(arguments: [
+        (S_IFREG, uid_t(1000), false, true),
+        (S_IFREG, 1000, true, true),    // ours, in a shared folder
+        (S_IFREG, 65534, false, true),  // another user's, in a folder only we write (root put it there)
+        (S_IFREG, 65534, true, false),  // another user's, in a shared folder: anyone's
+        (S_IFREG, 0, true, false),      // root's, when root is not the one running
+        (S_IFLNK, 1000, false, false),
+        (S_IFIFO, 1000, false, false),
+        (S_IFDIR, 1000, false, false),
+        (S_IFSOCK, 1000, false, false),
+    ] as [(mode_t, uid_t, Bool, Bool)])
+    func whatCountsAsAnEntry(_ type: mode_t, _ owner: uid_t, _ othersMayWrite: Bool, _ counts: Bool) {
+        #expect(DiskCache.countsAsEntry(type: type, owner: owner, runningUser: 1000, othersMayWrite: othersMayWrite) == counts)
+    }
+
+    /// Temp names: `PID-TAG-TOKEN.tmp`, TOKEN 16 hex digits that differ
+    /// from one file to the next and follow no counter.
+    @Test func tempNamesAreUnpredictable() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = DiskCache(directory: dir)
+        try cache.prepare()
+        var seen: [String] = []
+        for i in 0..<3 {
+            // A replacement goes through a temp file: watch its name.
+            try cache.store([UInt8(i)], for: cache.fileName(forKey: "k"))
+            _ = try cache.store([1, 2], for: cache.fileName(forKey: "k"), replacing: nil, likelyNew: false) { fd, bytes in
+                seen += (try? FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory)) ?? []
+                return FileIO.writeAll(fd, bytes)
+            }
+        }
+        #expect(seen.count == 3)
+        for name in seen {
+            let parts = name.dropLast(4).split(separator: "-")
+            #expect(name.hasSuffix(".tmp") && parts.count == 3)
+            #expect(parts[0] == Substring(String(getpid())) && parts[1] == Substring(DiskCache.processTag))
+            #expect(parts[2].count == 16 && parts[2].allSatisfy(\.isHexDigit))
+        }
+        #expect(Set(seen).count == 3)
+        // Consecutive counters give unrelated tokens (no shared prefix run).
+        let tokens = seen.map { $0.split(separator: "-")[2].prefix(16) }
+        #expect(tokens[0].prefix(8) != tokens[1].prefix(8) || tokens[1].prefix(8) != tokens[2].prefix(8))
     }
 
     @Test func lookupFallsBackToTheBareMD5() throws {

@@ -106,7 +106,7 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
         self.error = error
     }
 
-    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?, keepExisting: Bool) throws {
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?, likelyNew: Bool) throws {
         lock.lock()
         defer { lock.unlock() }
         if let failFrom, written.count + 1 >= failFrom { throw error }

@@ -12,7 +12,7 @@ import Glibc
         let f = try PruneFixture()
         try f.file("renewed", atime: PruneFixture.now)
         try f.file("due", atime: PruneFixture.now - PruneFixture.day)
-        let remover = try FileRemover(directory: f.directory, directories: [""],
+        let remover = try FileRemover(directory: f.directory,
                                       policy: try PruneOptions(maxAge: 0).policy(now: PruneFixture.now), dryRun: false)
         // Removed by a concurrent prune since the walk.
         #expect(remover.remove(name: "gone", directoryIndex: 0, dueDate: PruneFixture.now) == .vanished)
@@ -25,7 +25,7 @@ import Glibc
     @Test func dryRunRemoverTouchesNothing() throws {
         let f = try PruneFixture()
         try f.file("x", atime: 0)
-        let remover = try FileRemover(directory: f.directory, directories: [""],
+        let remover = try FileRemover(directory: f.directory,
                                       policy: try PruneOptions(maxAge: 0).policy(now: PruneFixture.now), dryRun: true)
         #expect(remover.remove(name: "x", directoryIndex: 0, dueDate: PruneFixture.now) == .removed)
         #expect(f.remaining() == ["x"])

@@ -101,7 +101,7 @@ import Glibc
         let f = try PruneFixture()
         try f.file("k", mtime: now - day)
         let policy = try PruneOptions(layout: KingfisherLayout()).policy(now: now)
-        let remover = try FileRemover(directory: f.directory, directories: [""], policy: policy, dryRun: false)
+        let remover = try FileRemover(directory: f.directory, policy: policy, dryRun: false)
         let due = try #require(policy.expirationCutoff)
         f.setTimes("k", atime: now, mtime: now + day)
         #expect(remover.remove(name: "k", directoryIndex: 0, dueDate: due) == .renewed)

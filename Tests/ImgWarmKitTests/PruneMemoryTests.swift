@@ -113,7 +113,9 @@ import Testing
     }
 
     /// The layouts' own names for a key, as the warm command stores them.
-    @Test(arguments: CacheLayoutKind.allCases)
+    /// (The layouts with an index, Glide's and Coil's journals and flutter's
+    /// database, are pruned through it, not through the arena.)
+    @Test(arguments: CacheLayoutKind.allCases.filter { $0.layout().makeIndex(directory: "/") == nil })
     func layoutNamesArePacked(kind: CacheLayoutKind) throws {
         let arena = NameArena()
         var name = kind.layout().entryName(forKey: "https://example.com/a.jpg").storedName
@@ -136,7 +138,7 @@ import Testing
         let offset = try copy.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
         var missing = "gone"
         let gone = try missing.withUTF8 { try $0.withMemoryRebound(to: CChar.self) { try arena.append($0.baseAddress!, length: $0.count) } }
-        let remover = try FileRemover(directory: f.directory, directories: [""],
+        let remover = try FileRemover(directory: f.directory,
                                       policy: try PruneOptions(maxAge: 0).policy(now: PruneFixture.now), dryRun: dryRun)
         #expect(remover.remove(nameAt: gone, in: arena, directoryIndex: 0, dueDate: PruneFixture.now) == (dryRun ? .removed : .vanished))
         #expect(remover.remove(nameAt: offset, in: arena, directoryIndex: 0, dueDate: PruneFixture.now) == .removed)

@@ -141,7 +141,7 @@ import TestSupport
                 #expect(!text.contains(secret), "\(name) contains \(secret): \(text.components(separatedBy: "\n").filter { $0.contains(secret) }.prefix(3))")
             }
         }
-        // Stored state keeps URLs for matching, but the only reader of it,
-        // `cache failed`, redacts them (checked above).
+        // Stored state keeps digests of such URLs, not the URLs
+        // (SecretsAndHeadersTests greps every file under the cache).
     }
 }

@@ -38,8 +38,9 @@ public final class TestTLSServer: @unchecked Sendable {
 
     /// `keepaliveRequests`: nginx closes a connection after that many
     /// requests (1 forces a new connection, and TLS handshake, per request).
-    /// `http2: false` offers only HTTP/1.1 in ALPN.
-    public static func start(http2: Bool = true, keepaliveRequests: Int? = nil) throws -> TestTLSServer {
+    /// `http2: false` offers only HTTP/1.1 in ALPN. `serverConfig`: more
+    /// directives of the server block (e.g. a `location` that redirects).
+    public static func start(http2: Bool = true, keepaliveRequests: Int? = nil, serverConfig: String = "") throws -> TestTLSServer {
         guard let nginx = findTool("nginx"), let openssl = findTool("openssl") else {
             throw TestServerError(description: "nginx or openssl not installed")
         }
@@ -72,6 +73,7 @@ public final class TestTLSServer: @unchecked Sendable {
                 ssl_protocols TLSv1.2 TLSv1.3;
                 ssl_session_cache shared:imgwarm:1m;
                 root \(d)/www;
+                \(serverConfig)
               }
             }
             """

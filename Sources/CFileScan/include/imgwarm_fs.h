@@ -2,9 +2,8 @@
 #define IMGWARM_FS_H
 /* The Linux and glibc calls imgwarm needs that Swift's Glibc module does not
  * import (_GNU_SOURCE-only or in <malloc.h>): getdents64, to read a directory
- * in large batches; statx, for birth times; O_NOATIME opens; mremap;
- * renameat2 (by paths or relative to folder descriptors); O_PATH folder
- * opens; mallopt. Kept to plain data so that no errno or variadic call
+ * in large batches; statx, for birth times; O_NOATIME opens; mremap; O_PATH
+ * folder opens; O_TMPFILE; mallopt. Kept to plain data so that no errno or variadic call
  * has to cross into Swift. */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +18,8 @@ typedef struct {
     int64_t mtime_ns;
     int64_t ctime_ns;
     int64_t btime_ns;     /* 0 unless has_btime */
+    uint64_t device;      /* st_dev and st_ino: which file this is */
+    uint64_t inode;
 } imgwarm_stat;
 
 /* statx(dirfd, name, AT_SYMLINK_NOFOLLOW) into `out`; falls back to
@@ -26,17 +27,13 @@ typedef struct {
  * strict seccomp profiles). Returns 0, or the errno value. */
 int imgwarm_statat(int dirfd, const char *name, imgwarm_stat *out);
 
-/* open(path, O_RDONLY | O_CLOEXEC | O_NOATIME): reading the file then leaves
+/* open(path, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NOFOLLOW): a symbolic link
+ * at the path is refused (ELOOP), never read through; reading the file leaves
  * its access time alone, which SDWebImage's default expiry (access date)
  * depends on. O_NOATIME is _GNU_SOURCE-only. The kernel allows it only to the
  * file's owner (or CAP_FOWNER) and answers EPERM otherwise. Returns the fd,
  * or -errno. */
 int imgwarm_open_noatime(const char *path);
-
-/* utimensat(path, {UTIME_NOW, UTIME_OMIT}): the access time becomes now,
- * the modification time stays (SDWebImage's disk hit renews only the access
- * date). Returns 0, or the errno value. */
-int imgwarm_renew_atime(const char *path);
 
 /* futimens(fd, {atime, UTIME_OMIT}): puts an access time back. Returns 0,
  * or the errno value. */
@@ -63,17 +60,6 @@ static inline const char *imgwarm_dirent_name(const void *record) {
  * memory at once. Returns NULL on failure (`old` is then left as it was).
  * mremap is variadic in C, which Swift cannot call. */
 void *imgwarm_map_grow(void *old, size_t old_size, size_t new_size);
-
-/* rename(from, to) that never replaces an existing `to`: renameat2 with
- * RENAME_NOREPLACE (one call, atomic), or link + unlink on filesystems
- * without it. Returns 0, or the errno value; EEXIST: `to` exists and
- * `from` is left in place. (renameat2 is _GNU_SOURCE-only too.) */
-int imgwarm_rename_noreplace(const char *from, const char *to);
-
-/* The same with each name relative to a folder descriptor (AT_FDCWD: the
- * name is a path), as renameat2 takes them; linkat + unlinkat without
- * RENAME_NOREPLACE. */
-int imgwarm_renameat_noreplace(int from_dir, const char *from, int to_dir, const char *to);
 
 /* open(path, O_PATH | O_DIRECTORY | O_CLOEXEC): a folder descriptor for the
  * *at calls, needing no read permission on the folder (O_PATH is
@@ -102,8 +88,49 @@ int imgwarm_link_unnamed(int fd, int dirfd, const char *name);
  * when both were taken; 0 elsewhere (another C library). */
 int imgwarm_malloc_thresholds(int mmap_threshold, int trim_threshold);
 
+/* A folder opened relative to `dirfd` (AT_FDCWD: `name` is a path) with
+ * O_DIRECTORY | O_NOFOLLOW: a symbolic link as the last component is
+ * refused (ELOOP, or ENOTDIR with O_PATH), never followed. `listing`: 1
+ * opens it for reading (getdents), 0 with O_PATH (enough for the *at calls,
+ * needing no read permission). Returns the fd, or -errno. */
+int imgwarm_open_folder_at(int dirfd, const char *name, int listing);
+
+/* What a file or folder is, for the checks that compare a folder with the
+ * one listed earlier (device and inode) and judge who may change it. */
+typedef struct {
+    uint64_t device;
+    uint64_t inode;
+    uint64_t links;
+    uint32_t owner;
+    uint32_t mode;
+} imgwarm_identity_t;
+
+/* fstat(fd) into `out`. Returns 0, or the errno value. */
+int imgwarm_identity(int fd, imgwarm_identity_t *out);
+
+/* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) into `out`: a symbolic link
+ * is described, not followed. Returns 0, or the errno value. */
+int imgwarm_identity_at(int dirfd, const char *name, imgwarm_identity_t *out);
+
+/* openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK), with O_NOATIME
+ * when `noatime`: a symbolic link at the name is refused (ELOOP), and a
+ * FIFO does not block the open. Returns the fd, or -errno. */
+int imgwarm_open_file_at(int dirfd, const char *name, int noatime);
+
+/* utimensat(dirfd, name, AT_SYMLINK_NOFOLLOW): the given access and
+ * modification times when `layout_times`, else access now and modification
+ * left alone (a disk hit as SDWebImage renews it). Returns 0, or errno. */
+int imgwarm_touch_at(int dirfd, const char *name, int64_t atime_sec, int64_t atime_nsec, int64_t mtime_sec,
+                     int64_t mtime_nsec, int layout_times);
+
+/* 64 bits no other process can predict (SipHash-2-4 of `counter` under a
+ * key drawn once per process from getrandom): the unpredictable part of a
+ * temp file's name. */
+uint64_t imgwarm_unpredictable(uint64_t counter);
+
 /* d_type values (from <dirent.h>, which Swift imports without them on some
  * toolchains). */
-enum { IMGWARM_DT_UNKNOWN = 0, IMGWARM_DT_DIR = 4, IMGWARM_DT_REG = 8 };
+enum { IMGWARM_DT_UNKNOWN = 0, IMGWARM_DT_FIFO = 1, IMGWARM_DT_CHR = 2, IMGWARM_DT_DIR = 4, IMGWARM_DT_BLK = 6,
+       IMGWARM_DT_REG = 8, IMGWARM_DT_LNK = 10, IMGWARM_DT_SOCK = 12 };
 
 #endif

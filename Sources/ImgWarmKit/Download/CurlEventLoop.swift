@@ -143,8 +143,28 @@ final class CurlEventLoop: @unchecked Sendable {
             // The message dies with curl_multi_remove_handle: copy it first.
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
             let code = imgwarm_msg_result(message)
-            guard let transfer = transfers.removeValue(forKey: handle) else { continue }
-            let outcome = transfer.finish(code: code)
+            guard let transfer = transfers[handle] else { continue }
+            let outcome: AttemptOutcome
+            // A redirect is followed on the same handle and transfer
+            // (RedirectRule), or ends the attempt.
+            switch transfer.redirect(code: code, allowHTTPRedirect: config.allowHTTPRedirect) {
+            case .follow(let url)?:
+                curl_multi_remove_handle(multi, handle)
+                transfer.follow(url, config: config)
+                let added = curl_multi_add_handle(multi, handle)
+                if added == CURLM_OK { continue }
+                outcome = .failure(AttemptFailure(
+                    errorClass: .network, status: nil,
+                    message: "libcurl refused the redirected transfer: \(String(cString: curl_multi_strerror(added)))",
+                    isTransient: false))
+            case .refuse(let errorClass, let message)?:
+                var status = 0
+                imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+                outcome = .failure(AttemptFailure(errorClass: errorClass, status: status, message: message, isTransient: false))
+            case nil:
+                outcome = transfer.finish(code: code)
+            }
+            transfers[handle] = nil
             curl_multi_remove_handle(multi, handle)
             pool.give(handle)
             queue.transferEnded(transfer.job)

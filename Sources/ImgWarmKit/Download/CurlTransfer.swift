@@ -26,14 +26,21 @@ final class CurlTransfer {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    /// The headers every request of the configuration sends.
+    /// The header lists of the configuration, per origin.
     private let headers: RequestHeaders
+    /// The URL of the request in flight (the job's, or a redirect's).
+    private(set) var currentURL: String
+    /// Redirects followed in this attempt (`RedirectRule`).
+    private(set) var redirectsFollowed = 0
+    /// When this attempt started (its timeout covers every hop).
+    private let startedAt = CurlEventLoop.now()
 
     init(job: DownloadJob, handle: UnsafeMutableRawPointer, maxBodyBytes: Int, headers: RequestHeaders) {
         self.job = job
         self.handle = handle
         self.maxBodyBytes = maxBodyBytes
         self.headers = headers
+        currentURL = job.url
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
@@ -54,14 +61,14 @@ final class CurlTransfer {
             imgwarm_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
             // 16 KiB by default: a 300 KB image then takes ~20 reads and polls.
             imgwarm_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 256 * 1024)
-            imgwarm_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
-            imgwarm_easy_setopt_long(h, CURLOPT_MAXREDIRS, 10)
+            // Redirects are followed here, a hop at a time (RedirectRule):
+            // libcurl would send every custom header to every host.
+            imgwarm_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
             // Nothing but http(s), also after a redirect (no file://, ftp://...).
             imgwarm_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https")
             imgwarm_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
             // "" = every encoding this libcurl decodes (gzip, br, zstd).
             imgwarm_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")
-            imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(config.timeout))
             imgwarm_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(config.connectTimeout))
             imgwarm_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
             imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, config.insecure ? 0 : 1)
@@ -73,23 +80,65 @@ final class CurlTransfer {
             }
             imgwarm_easy_setopt_datacb(h, CURLOPT_WRITEFUNCTION, curlTransferWrite)
         }
-        imgwarm_easy_setopt_str(h, CURLOPT_URL, job.url)
+        // Every time: a redirect shortens it on this handle (`follow`).
+        imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(config.timeout))
+        imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
+        imgwarm_easy_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
+        setRequest(url: job.url, origin: headers.needsOrigin ? job.hostKey : nil, isEntryOrigin: true)
+    }
+
+    /// The URL and the headers of one request of the attempt.
+    private func setRequest(url: String, origin: String?, isEntryOrigin: Bool) {
+        let h = handle
+        currentURL = url
+        imgwarm_easy_setopt_str(h, CURLOPT_URL, url)
         // Wait for a connection that can multiplex rather than open another.
         // Only over https: HTTP/2 comes from ALPN, so a cleartext connection
         // never multiplexes, and PIPEWAIT would make every new transfer to a
         // host wait for the first response from it.
-        imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, Self.isHTTPS(job.url) ? 1 : 0)
-        imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
-        imgwarm_easy_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
-
-        // A request without validators sends the shared list (curl reads
-        // it, never changes or frees it); one with validators its own.
+        imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, Self.isHTTPS(url) ? 1 : 0)
+        // A request without validators sends a shared list (curl reads it,
+        // never changes or frees it); one with validators its own.
+        curl_slist_free_all(headerList)
+        headerList = nil
+        let lines = headers.lines(origin: origin, isEntryOrigin: isEntryOrigin)
         if let validators = job.validators {
-            headerList = RequestHeaders.list(headers.lines + RequestHeaders.conditionalLines(validators))
+            headerList = RequestHeaders.list(lines.lines + RequestHeaders.conditionalLines(validators))
             imgwarm_easy_setopt_slist(h, CURLOPT_HTTPHEADER, headerList)
         } else {
-            imgwarm_easy_setopt_slist(h, CURLOPT_HTTPHEADER, headers.shared)
+            imgwarm_easy_setopt_slist(h, CURLOPT_HTTPHEADER, lines.shared)
         }
+    }
+
+    /// After curl finished a request of this attempt: whether it was a
+    /// redirect to follow or to refuse (`RedirectRule`); nil otherwise.
+    func redirect(code: CURLcode, allowHTTPRedirect: Bool) -> RedirectRule.Decision? {
+        guard code == CURLE_OK else { return nil }
+        var status = 0
+        imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        guard RedirectRule.isRedirect(status) else { return nil }
+        return RedirectRule.decide(RedirectRule.Hop(
+            status: status, location: header("Location"), resolved: stringInfo(CURLINFO_REDIRECT_URL),
+            current: currentURL, entry: job.url, followed: redirectsFollowed, allowHTTPRedirect: allowHTTPRedirect))
+    }
+
+    /// Points the handle at the next hop: the body of the redirect is
+    /// forgotten, the headers are those of the new origin, and the time
+    /// left of the attempt's timeout carries over. The caller removes the
+    /// handle from the multi handle before and adds it after.
+    func follow(_ url: String, config: DownloaderConfiguration) {
+        redirectsFollowed += 1
+        body = []
+        received = 0
+        bodyStatus = 0
+        keepBody = false
+        bodyLimitHit = false
+        errorBodyDropped = false
+        errorBuffer[0] = 0
+        let origin = ParsedURL.hostKey(of: url)
+        let spent = Double(CurlEventLoop.now() - startedAt) / 1e9
+        imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, Self.milliseconds(max(config.timeout - spent, 0.001)))
+        setRequest(url: url, origin: origin, isEntryOrigin: origin == job.hostKey)
     }
 
     /// Whether the URL's scheme is https (any case), from its bytes.
@@ -166,7 +215,12 @@ final class CurlTransfer {
                 vary: header("Vary"),
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
             body = []
-            return verdict == .success ? .success(response) : .notModified(response)
+            var withFreshness = response
+            withFreshness.cacheControl = header("Cache-Control")
+            withFreshness.expires = header("Expires")
+            withFreshness.date = header("Date")
+            withFreshness.age = header("Age")
+            return verdict == .success ? .success(withFreshness) : .notModified(withFreshness)
         case .failure(let errorClass, let transient):
             body = []
             return .failure(AttemptFailure(
@@ -203,24 +257,64 @@ private let curlTransferWrite: imgwarm_curl_data_cb = { data, size, count, conte
     return transfer.receive(data, count: size * count)
 }
 
-/// The request header lines of a configuration, and their curl_slist built
-/// once for every transfer that adds none (the engine's own: one per
-/// event loop). Built per transfer before, the name set, the lowercasing and
-/// the list's allocations came to about 1,500 instructions a file.
+/// The request header lists of a configuration (`RequestHeaderRules`), one
+/// curl_slist per distinct set of lines, built once per event loop: the
+/// engine's own lines (a default Accept), plus `--header` lines for a
+/// request to the entry URL's origin, plus the `--header-for` lines of the
+/// request's host. Without `--header-for`, two lists serve every request;
+/// with it, one more per origin a rule names. Built per transfer before,
+/// the name set, the lowercasing and the list's allocations came to about
+/// 1,500 instructions a file.
 final class RequestHeaders {
-    let lines: [String]
-    let shared: UnsafeMutablePointer<curl_slist>?
-
-    init(config: DownloaderConfiguration) {
-        var lines: [String] = []
-        let names = Set(config.headers.map { $0.prefix { $0 != ":" }.trimmingCharacters(in: .whitespaces).lowercased() })
-        if !names.contains("accept") { lines.append("Accept: image/*,*/*;q=0.8") }
-        lines += config.headers
-        self.lines = lines
-        shared = Self.list(lines)
+    struct Lines {
+        let lines: [String]
+        let shared: UnsafeMutablePointer<curl_slist>?
     }
 
-    deinit { curl_slist_free_all(shared) }
+    private let rules: RequestHeaderRules
+    private let entryOrigin: Lines
+    private let otherOrigin: Lines
+    /// Lists of origins that `--header-for` names, keyed by entry-origin
+    /// flag and origin. Lives on the engine thread only.
+    private var scoped: [String: Lines] = [:]
+
+    init(config: DownloaderConfiguration) {
+        rules = config.headerRules
+        entryOrigin = Self.make(rules.entryOriginLines)
+        otherOrigin = Self.make([])
+    }
+
+    deinit {
+        curl_slist_free_all(entryOrigin.shared)
+        curl_slist_free_all(otherOrigin.shared)
+        for l in scoped.values { curl_slist_free_all(l.shared) }
+    }
+
+    /// Whether a request's origin matters: only `--header-for` rules look
+    /// at it (the entry's own origin is known without parsing).
+    var needsOrigin: Bool { !rules.scoped.isEmpty }
+
+    /// The lines for a request to `origin` (a `ParsedURL.hostKey`; nil when
+    /// no rule needs it).
+    func lines(origin: String?, isEntryOrigin: Bool) -> Lines {
+        if let origin, rules.hasScopedLines(origin: origin) {
+            let key = (isEntryOrigin ? "e " : "o ") + origin
+            if let l = scoped[key] { return l }
+            let l = Self.make(rules.lines(origin: origin, isEntryOrigin: isEntryOrigin))
+            scoped[key] = l
+            return l
+        }
+        return isEntryOrigin ? entryOrigin : otherOrigin
+    }
+
+    /// The engine's Accept unless the user's lines name one.
+    private static func make(_ userLines: [String]) -> Lines {
+        var lines: [String] = []
+        let names = Set(userLines.map { $0.prefix { $0 != ":" }.trimmingCharacters(in: .whitespaces).lowercased() })
+        if !names.contains("accept") { lines.append("Accept: image/*,*/*;q=0.8") }
+        lines += userLines
+        return Lines(lines: lines, shared: list(lines))
+    }
 
     /// `If-None-Match` and `If-Modified-Since` for a revalidation.
     static func conditionalLines(_ validators: HTTPValidators) -> [String] {

@@ -41,10 +41,18 @@ public struct DownloaderConfiguration: Sendable {
     /// Longest wait honoured from a Retry-After header, and for backoff.
     public var maxRetryDelay: Double = 30
     public var userAgent: String = ImgWarmVersion.userAgent
-    /// Extra request headers, `Name: value`.
-    public var headers: [String] = []
+    /// Extra request headers and the hosts they go to.
+    public var headerRules = RequestHeaderRules()
+    /// `--header` lines (for the entry URL's origin only).
+    public var headers: [String] {
+        get { headerRules.entryOriginLines }
+        set { headerRules.entryOriginLines = newValue }
+    }
     /// Accept invalid TLS certificates.
     public var insecure: Bool = false
+    /// Follow a redirect from https to http (refused by default: the app,
+    /// under App Transport Security, would refuse the load).
+    public var allowHTTPRedirect: Bool = false
     public init() {}
 }
 
@@ -83,6 +91,8 @@ public enum DownloadErrorClass: String, Sendable, Codable {
     case network
     case tls
     case invalidURL = "invalid-url"
+    /// A redirect from https to http, without `--allow-http-redirect`.
+    case insecureRedirect = "insecure-redirect"
     case cancelled
 }
 
@@ -98,6 +108,12 @@ public struct DownloadResponse: Sendable {
     public var vary: String?
     /// URL after redirects.
     public var effectiveURL: String?
+    /// The freshness headers an Android/Flutter layout keeps (Coil 3's
+    /// metadata, flutter's validTill); nil when absent.
+    public var cacheControl: String?
+    public var expires: String?
+    public var date: String?
+    public var age: String?
     /// Attempts made, 1 when the first one succeeded.
     public var attempts: Int
     /// Seconds from the first attempt's start to the end.

@@ -122,17 +122,11 @@ extension DownloaderConfiguration {
         if retries < 0 { try fail("retries must not be negative") }
         if !(backoffBase >= 0 && backoffBase.isFinite) { try fail("backoff base must be a non-negative number of seconds") }
         if !(maxRetryDelay >= 0 && maxRetryDelay.isFinite) { try fail("maximum retry delay must be a non-negative number of seconds") }
-        // Scalars, not Characters: "\r\n" is a single Character.
-        func hasLineBreak<S: StringProtocol>(_ s: S) -> Bool {
-            s.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" }
-        }
-        if hasLineBreak(userAgent) { try fail("user agent must be one line") }
-        for (index, line) in headers.enumerated() {
-            guard let colon = line.firstIndex(of: ":"),
-                  !line[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
-                  !line[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
-                  !hasLineBreak(line)
-            else { try fail("header \(index + 1) is not a single 'Name: value' line") }
+        if userAgent.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) { try fail("user agent must be one line") }
+        // The rules of RequestHeaderRules, which also read the command line.
+        for (index, line) in (headerRules.entryOriginLines + headerRules.scoped.map(\.line)).enumerated()
+        where RequestHeaderRules.problem(in: line) != nil {
+            try fail("header \(index + 1) is not a single 'Name: value' line")
         }
     }
 }

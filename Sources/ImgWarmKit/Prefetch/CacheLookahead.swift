@@ -10,10 +10,10 @@ import Foundation
 /// case this gives up is a concurrent writer: another run storing the same
 /// keys into the same cache at the same time. Its files are then not seen
 /// here, so this run fetches them too; such a lookup is marked `unchecked`
-/// and its store keeps a file it finds under the name (DiskCache.store
-/// renames with RENAME_NOREPLACE), so the other run's files stay as they
-/// are and the cost is only the transfer. (Checked lookups replace: a file
-/// they did not count, a Kingfisher entry past its deadline, must go.)
+/// and its store links an unnamed file in, or, when a file is at the name
+/// by then, replaces it atomically: the name then holds the bytes this run
+/// wrote and reports as downloaded, never a file someone else put there
+/// while it downloaded (issue 22). The cost is only the transfer.
 ///
 /// Names come from the MD5 the plan computed for each key (SDWebImage's
 /// names are that MD5), so a run hashes each key once.
@@ -67,9 +67,9 @@ final class CacheLookups {
 final class CacheLookahead: @unchecked Sendable {
     struct Lookup {
         let name: CacheEntryName
-        let existing: (path: String, size: Int64)?
+        let existing: DiskCache.ExistingEntry?
         /// Not looked up (a cache empty at the start): `existing` is
-        /// assumed nil, and a file found at store time is kept.
+        /// assumed nil, and the name most likely free at store time.
         var unchecked = false
     }
 
@@ -104,7 +104,7 @@ final class CacheLookahead: @unchecked Sendable {
     /// interrupted run may so have renewed entries it did not reach.
     static func lookup(_ name: CacheEntryName, in cache: DiskCache, renewingHits: Bool) -> Lookup {
         let existing = cache.existingEntry(for: name)
-        if renewingHits, let existing { cache.renewAccessTime(path: existing.path) }
+        if renewingHits, let existing { cache.recordHit(name, entry: existing) }
         return Lookup(name: name, existing: existing)
     }
 

@@ -34,6 +34,8 @@ public enum EntryError: UInt8, CaseIterable, Sendable {
     /// The body could not be validated: its format's decoder library is
     /// missing here. The machine's fault, not the URL's.
     case noDecoder
+    /// An https URL redirected to http (`RedirectRule`).
+    case insecureRedirect
 
     public var name: String? {
         switch self {
@@ -49,6 +51,7 @@ public enum EntryError: UInt8, CaseIterable, Sendable {
         case .cancelled: return "cancelled"
         case .budget: return "budget"
         case .noDecoder: return "no-decoder"
+        case .insecureRedirect: return "insecure-redirect"
         }
     }
 
@@ -60,6 +63,7 @@ public enum EntryError: UInt8, CaseIterable, Sendable {
         case .network: self = .network
         case .tls: self = .tls
         case .invalidURL: self = .invalidURL
+        case .insecureRedirect: self = .insecureRedirect
         case .cancelled: self = .cancelled
         }
     }

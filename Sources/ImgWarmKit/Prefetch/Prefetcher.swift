@@ -47,7 +47,7 @@ public final class Prefetcher: @unchecked Sendable {
     private let flags = RunFlags()
     private lazy var recorder = StateRecorder(state: state) { [weak self] in self?.onFailure?($0) }
     /// The failed-URL list as the run found it.
-    private var failedAtStart: Set<String> = []
+    private var failedAtStart = FailedURLSet()
 
     /// Failure lines go here as they happen (the CLI prints them).
     public var onFailure: (@Sendable (String) -> Void)?
@@ -106,7 +106,7 @@ public final class Prefetcher: @unchecked Sendable {
             let index = Int(plan.order[position]), started = DispatchTime.now()
             let lookup = lookups.lookup(at: position)
             let url = plan.url(index)
-            let wasFailed = !failedAtStart.isEmpty && failedAtStart.contains(url)
+            let wasFailed = failedAtStart.contains(url)
             let decision = Triage.decide(existingBytes: lookup.existing?.size, isFailedURL: wasFailed,
                                          budgetSpent: gate?.isFull ?? false, options: options.triage) {
                 (try? self.state?.validators(forKey: self.plan.key(index))).flatMap { $0 }
@@ -172,7 +172,9 @@ public final class Prefetcher: @unchecked Sendable {
                         writer.pass(ticket)
                         return done(verdict, nil)
                     }
-                    writer.write(response.body, to: lookup, ticket: ticket) { done(verdict, $0) }
+                    let facts = cache.index == nil ? nil
+                        : StoredResponse.received(response, url: entry.url, now: Date().timeIntervalSince1970)
+                    writer.write(response.body, to: lookup, ticket: ticket, response: facts) { done(verdict, $0) }
                 case .notModified:
                     done(nil, writer.renew(lookup.name, ticket: ticket))
                 case .failure:

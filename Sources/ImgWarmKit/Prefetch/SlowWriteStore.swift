@@ -25,8 +25,14 @@ public final class SlowWriteStore: CacheStore, @unchecked Sendable {
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      keepExisting: Bool) throws {
-        _ = try cache.store(bytes, for: name, replacing: previous, keepExisting: keepExisting) { [pause] fd, raw in
+                      likelyNew: Bool) throws {
+        try store(bytes, as: name, replacing: previous, likelyNew: likelyNew, response: nil)
+    }
+
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+                      likelyNew: Bool, response: StoredResponse?) throws {
+        _ = try cache.store(bytes, for: name, replacing: previous, likelyNew: likelyNew,
+                            response: response) { [pause] fd, raw in
             var offset = 0
             while offset < raw.count {
                 usleep(pause)

@@ -7,24 +7,43 @@ public protocol CacheStore: AnyObject, Sendable {
     /// Writes `bytes` as the entry `name`: a reader (the app, another run,
     /// prune) sees the old file or the whole new one, never a part.
     /// `previous`: the path of the file the entry had, removed when the new
-    /// name differs. `keepExisting`: a file under the name now (another
-    /// run's) is kept and `bytes` dropped. Throws `CacheError`.
+    /// name differs. Whatever is at the name is replaced, so the name holds
+    /// `bytes` when this returns. `likelyNew`: the name was not looked up
+    /// (a cache empty at the start) and is most likely free. Throws
+    /// `CacheError`.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-               keepExisting: Bool) throws
+               likelyNew: Bool) throws
+    /// `store` with what the response said (Coil 3's metadata, flutter's
+    /// eTag and validTill); the iOS layouts keep only the bytes.
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+               likelyNew: Bool, response: StoredResponse?) throws
     /// A 304 kept the entry: renews its access time as the app's read does
     /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
 }
 
+extension CacheStore {
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+                      likelyNew: Bool, response: StoredResponse?) throws {
+        try store(bytes, as: name, replacing: previous, likelyNew: likelyNew)
+    }
+}
+
 extension DiskCache: CacheStore {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      keepExisting: Bool) throws {
-        try store(bytes, for: name, replacing: previous, keepExisting: keepExisting)
+                      likelyNew: Bool) throws {
+        try store(bytes, for: name, replacing: previous, likelyNew: likelyNew)
+    }
+
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
+                      likelyNew: Bool, response: StoredResponse?) throws {
+        _ = try store(bytes, for: name, replacing: previous, likelyNew: likelyNew, response: response,
+                      write: FileIO.writeAll)
     }
 
     public func renew(_ name: CacheEntryName) -> Int64? {
         guard let entry = existingEntry(for: name) else { return nil }
-        renewAccessTime(path: entry.path)
+        recordHit(name, entry: entry)
         return entry.size
     }
 }
@@ -51,12 +70,13 @@ final class GatedStore: @unchecked Sendable {
     /// Writes `body` as the entry `lookup` found (replacing its file, if
     /// any) once every earlier ticket is decided and it fits. `then` may
     /// run on the thread that decides an earlier entry.
-    func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, ticket: Int?, then: @escaping (StoreResult) -> Void) {
-        guard let gate, let ticket else { return then(write(body, to: lookup)) }
+    func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, ticket: Int?, response: StoredResponse? = nil,
+               then: @escaping (StoreResult) -> Void) {
+        guard let gate, let ticket else { return then(write(body, to: lookup, response: response)) }
         // Replacing a cached file (--refresh) is not new room.
         let allocated: UInt64? = lookup.existing == nil ? UInt64((body.count + 4095) / 4096 * 4096) : nil
         gate.decide(ticket, size: allocated) { [self] fits in
-            then(fits ? write(body, to: lookup) : .overBudget(limit: gate.limit))
+            then(fits ? write(body, to: lookup, response: response) : .overBudget(limit: gate.limit))
         }
     }
 
@@ -66,10 +86,11 @@ final class GatedStore: @unchecked Sendable {
         return store.renew(name).map { .renewed(bytes: $0) } ?? .vanished
     }
 
-    private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup) -> StoreResult {
+    private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
         do {
             try body.withUnsafeBytes {
-                try store.store($0, as: lookup.name, replacing: lookup.existing?.path, keepExisting: lookup.unchecked)
+                try store.store($0, as: lookup.name, replacing: lookup.existing?.path, likelyNew: lookup.unchecked,
+                                response: response)
             }
             return .stored
         } catch let error as CacheError {

@@ -2,24 +2,69 @@
 import Glibc
 #endif
 
-/// Writes a file through a buffered stream to `path.tmp-<pid>` and renames
-/// it into place when done, so readers (CI, node_exporter) never see half a
-/// report.
+import CFileScan
+
+/// Writes a file through a buffered stream to a temp file beside it and
+/// renames it into place when done, so readers (CI, node_exporter) never
+/// see half a report.
+///
+/// The temp file is `.<name>.tmp-<16 random hex digits>`, created with
+/// O_EXCL | O_NOFOLLOW relative to a descriptor of the target's folder:
+/// nothing planted at any name (a symbolic link where a `<name>.tmp-<pid>`
+/// once went, predictable for imgwarm as pid 1 in a container) is ever
+/// written through (issue 22). The rename replaces whatever is at the
+/// target's name, a link included, and never writes through it.
 public final class AtomicFileWriter {
     public let path: String
-    private let tempPath: String
+    private let folder: Int32
+    private let name: String
+    private let tempName: String
     private var buffer: [UInt8] = []
     private let fd: Int32
     private var failed: Int32 = 0
 
     public init(path: String) throws {
         self.path = path
-        tempPath = path + ".tmp-\(getpid())"
-        fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 {
-            throw CacheError(path: path, reason: "cannot write: \(errnoString(errno))", errno: errno)
+        let slash = path.lastIndex(of: "/")
+        let folderPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        if name.isEmpty || name == "." || name == ".." {
+            throw CacheError(path: path, reason: "cannot write: not a file name", errno: EISDIR)
         }
+        // The folder as the user named it (links in it followed, as any
+        // program given a path does); every name in it by descriptor.
+        folder = imgwarm_open_folder(folderPath)
+        if folder < 0 {
+            throw CacheError(path: path, reason: "cannot write: \(errnoString(-folder))", errno: -folder)
+        }
+        var opened: Int32 = -1
+        var candidate = ""
+        var e: Int32 = 0
+        for _ in 0..<8 {
+            candidate = "." + name + ".tmp-" + DiskCache.hex16(UInt64.random(in: 0...UInt64.max))
+            opened = openat(folder, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            e = errno
+            if opened >= 0 || e != EEXIST { break }
+        }
+        if opened < 0 {
+            close(folder)
+            throw CacheError(path: path, reason: "cannot write: \(errnoString(e))", errno: e)
+        }
+        tempName = candidate
+        fd = opened
         buffer.reserveCapacity(1 << 16)
+    }
+
+    private var committed = false
+
+    /// A writer dropped without `commit` (an error on the way) leaves no
+    /// temp file behind.
+    deinit {
+        if !committed {
+            close(fd)
+            unlinkat(folder, tempName, 0)
+        }
+        close(folder)
     }
 
     public func write(_ s: String) {
@@ -39,7 +84,8 @@ public final class AtomicFileWriter {
     /// Flushes, closes and renames into place.
     public func commit() throws {
         flush()
-        try FileIO.closeAndRename(fd, writeError: failed, temp: tempPath, final: path)
+        committed = true
+        try FileIO.closeAndRename(fd, writeError: failed, temp: (folder, tempName), final: (folder, name), finalPath: path)
     }
 }
 

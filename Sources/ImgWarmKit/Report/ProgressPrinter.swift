@@ -37,13 +37,16 @@ public final class ProgressPrinter: @unchecked Sendable {
         timer = t
     }
 
-    /// Prints a line above the bar (a failure, a verbose entry).
+    /// Prints a line above the bar (a failure, a verbose entry). The line
+    /// holds server and manifest text: escaped here, the one sink
+    /// (`TerminalText`).
     public func printLine(_ line: String) {
+        let text = TerminalText.escaped(line)
         lock.lock()
         defer { lock.unlock() }
         var s = ""
         if barVisible { s += "\r\u{1B}[K" }
-        s += line + "\n"
+        s += text + "\n"
         fputs(s, ErrorOutput.file)
         if barVisible { fputs(barText(), ErrorOutput.file) }
     }

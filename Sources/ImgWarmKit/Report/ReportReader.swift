@@ -10,8 +10,9 @@ public enum ReportReader {
 
     /// Entries whose outcome was `failed` and that had a URL (unusable
     /// manifest lines have none and stay unusable), each with the key the
-    /// report names. Reports mask credentials (`Redaction`), so an entry
-    /// whose URL had them cannot be fetched, nor keyed, as the first run
+    /// report names. Reports mask credentials, tokens and fragments
+    /// (`Redaction`), so an entry whose URL had them cannot be fetched, nor
+    /// keyed, as the first run
     /// did: it comes back as a problem naming the entry, never under
     /// another key. "Line" N of the report is its Nth entry.
     public static func failedEntries(reportPath: String, fileIndex: Int, options: ManifestOptions) throws
@@ -31,9 +32,10 @@ public enum ReportReader {
             switch ParsedURL.parse(url) {
             case .failure(let p):
                 problems.append(ManifestProblem(source: source, reason: "\(p.reason): \(ManifestReader.clip(Redaction.url(url)))"))
-            case .success(let parsed) where parsed.hasCredentials:
+            case .success(let parsed) where parsed.hasCredentials || Redaction.hasSecrets(parsed.absolute)
+                || (e["key"] as? String).map(Redaction.hasSecrets) == true:
                 problems.append(ManifestProblem(source: source, reason:
-                    "the report has this URL without its credentials; warm its manifest line instead: \(ManifestReader.clip(parsed.redacted))"))
+                    "the report has this URL without its credentials, tokens or fragment; warm its manifest line instead: \(ManifestReader.clip(parsed.redacted))"))
             case .success(let parsed):
                 out.append(ManifestReader.entry(parsed, key: e["key"] as? String, priority: nil, source: source, options: options))
             }

@@ -7,6 +7,9 @@ public struct RunReport {
     public let ledger: RunLedger
     public let cache: DiskCache
     public let dryRun: Bool
+    /// The run did not verify TLS certificates (`--insecure`): the JSON
+    /// report says so at its top level.
+    public var insecure = false
 
     public init(plan: WarmPlan, ledger: RunLedger, cache: DiskCache, dryRun: Bool = false) {
         self.plan = plan
@@ -64,17 +67,19 @@ public struct RunReport {
             let r = ledger.result(index)
             let wr = winner == index ? r : ledger.result(winner)
             let key = plan.key(index)
+            // The key is the URL itself for nearly every entry: redacted once.
+            let url = plan.url(index), shownURL = Redaction.url(url)
             var file: String?
             // The name from the plan's MD5: the report hashes no key again.
             if wr.fileExists {
                 file = cache.existingPath(for: plan.entryName(index, in: cache))
             } else if r.outcome == .wouldDownload {
-                file = cache.directory + "/" + plan.entryName(index, in: cache).storedName
+                file = cache.path(for: plan.entryName(index, in: cache))
             }
             let outcome = r.outcome == .pending ? "skipped" : r.outcome.name
             let dims = ledger.dimensions(winner)
             try body(Row(
-                url: Redaction.url(plan.url(index)), key: Redaction.url(key), file: file,
+                url: shownURL, key: key == url ? shownURL : Redaction.url(key), file: file,
                 outcome: outcome, error: r.error.name, status: r.status == 0 ? nil : Int(r.status),
                 bytes: Int(wr.bytes), format: wr.format?.rawValue,
                 width: dims?.0, height: dims?.1, frames: ledger.frames(winner),
@@ -93,7 +98,7 @@ public struct RunReport {
     /// `--report FILE`: `{"entries": [...], "totals": {...}}`.
     public func writeJSON(to path: String) throws {
         let w = try AtomicFileWriter(path: path)
-        w.write("{\n  \"entries\": [")
+        w.write("{\n  \"insecure\": \(insecure),\n  \"entries\": [")
         var first = true
         forEachRow { row in
             w.write(first ? "\n    " : ",\n    ")

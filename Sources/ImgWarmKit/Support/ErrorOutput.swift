@@ -31,9 +31,10 @@ public enum ErrorOutput {
     }
 
     /// The text shown for one line a library wrote, or nil to drop it.
+    /// Escaped: a decoder's message may quote bytes of the image.
     static func forwardedLine(_ line: String, verbose: Bool) -> String? {
-        if isCrashReport(line) { return line }
-        return verbose ? "imgwarm: decoder library: " + line : nil
+        if isCrashReport(line) { return TerminalText.escaped(line) }
+        return verbose ? "imgwarm: decoder library: " + TerminalText.escaped(line) : nil
     }
 
     /// Moves fd 2 to a pipe as described above. Once per process; does

@@ -27,9 +27,9 @@ public struct ParsedURL: Sendable, Equatable {
     public let hostKey: String
     /// Whether the URL carries `user[:password]@`.
     public let hasCredentials: Bool
-    /// `absolute` for output: `scheme://***@host...` when it carries
-    /// credentials (`Redaction`).
-    public let redacted: String
+    /// `absolute` for output: userinfo, fragment and token query values
+    /// masked (`Redaction`).
+    public var redacted: String { Redaction.url(absolute) }
 
     /// Whether the app's URL differs from the manifest text (the text had
     /// characters RFC 3986 does not allow raw, or a non-ASCII host).
@@ -84,7 +84,7 @@ public struct ParsedURL: Sendable, Equatable {
         let credentials = Redaction.hasAtSign(absolute) && curl.hasCredentials
         return .success(ParsedURL(
             text: text, absolute: absolute, hostKey: hostKey(scheme: curlScheme, host: curlHost, port: port),
-            hasCredentials: credentials, redacted: credentials ? Redaction.redact(absolute, parsedBy: curl) : absolute))
+            hasCredentials: credentials))
     }
 
     /// The host key of a URL that did not come through `parse` (callers of
@@ -125,6 +125,8 @@ final class CurlURL {
     private let handle: OpaquePointer
 
     private init(handle: OpaquePointer) { self.handle = handle }
+    /// For the few edits imgwarm makes (userinfo).
+    var handleForEditing: OpaquePointer { handle }
     deinit { curl_url_cleanup(handle) }
 
     /// `lenient` also accepts other schemes, spaces and raw non-ASCII (for

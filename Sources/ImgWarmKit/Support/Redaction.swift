@@ -3,35 +3,115 @@ import CCurl
 import Glibc
 #endif
 
-/// Keeps secrets out of output. One rule everywhere (stderr, reports,
-/// JUnit, the failed-URL list, curl's error text): the whole userinfo of a
-/// URL becomes `***`, so `https://alice:s3cret@host/a.jpg` is written
-/// `https://***@host/a.jpg`. The user name goes too: it is often the token
-/// itself (`https://TOKEN@host`). The `***` stays visible, because a URL
-/// whose credentials were removed cannot be fetched again as written
-/// (`--retry-from` refuses such report entries).
+/// Keeps secrets out of output. One rule for everything imgwarm prints or
+/// writes (stderr, `-v` lines, the JSON report and its `key` field, JUnit,
+/// metrics, `cache failed`, the state database, curl's error text):
+///
+/// - the whole userinfo becomes `***`: `https://alice:s3cret@host/a.jpg` is
+///   written `https://***@host/a.jpg` (the user name goes too: it is often
+///   the token itself, `https://TOKEN@host`);
+/// - a fragment becomes `#***` (apps and CDNs carry tokens there too);
+/// - the value of every query parameter whose name is a token or signature
+///   name becomes `***`: `?X-Amz-Signature=abc&w=200` is written
+///   `?X-Amz-Signature=***&w=200`. Names compare without case and after
+///   percent-decoding; the list is `defaultQueryNames` plus `--redact-query`.
+///
+/// The `***` stays visible, because a URL whose secrets were removed cannot
+/// be fetched again as written (`--retry-from` refuses such report
+/// entries). Cache keys (file names) are computed from the real URL; only
+/// their display goes through this rule.
 public enum Redaction {
     public static let mask = "***"
 
-    /// `url` with its userinfo masked; unchanged when it has none. Where
-    /// the userinfo sits is libcurl's parse of it (`ParsedURL`). A text
-    /// with an `@` that libcurl cannot parse at all is not shown.
-    public static func url(_ url: String) -> String {
-        // No userinfo without an "@": the common case costs one byte scan.
-        guard hasAtSign(url) else { return url }
-        guard case .success(let curl) = CurlURL.parse(url, lenient: true) else { return unparseable }
-        return curl.hasCredentials ? redact(url, parsedBy: curl) : url
+    /// Query parameters whose values are credentials, tokens or signatures
+    /// (AWS SigV4 and CloudFront, Google Cloud Storage V4, Azure SAS,
+    /// Akamai EdgeAuth, OAuth bearer tokens, generic API keys), lowercase.
+    public static let defaultQueryNames: [String] = [
+        "token", "access_token", "refresh_token", "id_token", "auth", "auth_token", "authorization",
+        "key", "api_key", "apikey", "secret", "client_secret", "password", "sig", "signature", "hmac",
+        "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+        "x-goog-signature", "x-goog-credential", "x-goog-security-token",
+        "policy", "key-pair-id", "hdnts", "hdnea", "__gda__",
+    ]
+
+    /// The names in force: the defaults and those added by `--redact-query`
+    /// (set once at start, before any thread reads it).
+    public private(set) nonisolated(unsafe) static var queryNames: Set<String> = Set(defaultQueryNames)
+
+    /// Adds names to the list (`--redact-query NAME`), without case.
+    public static func addQueryNames<S: Sequence>(_ names: S) where S.Element == String {
+        for name in names { queryNames.insert(lowercasedASCII(percentDecoded(Array(name.utf8)))) }
+        longestName = queryNames.reduce(0) { max($0, $1.utf8.count) }
     }
 
-    /// Whether `text` holds an `@`: memchr over a native string's bytes,
-    /// since this runs for every response, and a scan of the UTF-8 view
-    /// took 1,400 instructions a URL (callgrind).
-    static func hasAtSign(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { $0.count > 0 && memchr($0.baseAddress!, Int32(UInt8(ascii: "@")), $0.count) != nil }
-            ?? text.utf8.contains(UInt8(ascii: "@"))
+    private nonisolated(unsafe) static var longestName = defaultQueryNames.reduce(0) { max($0, $1.utf8.count) }
+
+    /// `url` with its userinfo, fragment and token query values masked;
+    /// unchanged when it has none. Where the userinfo sits is libcurl's
+    /// parse of it (`ParsedURL`). A text with an `@` that libcurl cannot
+    /// parse at all is not shown.
+    public static func url(_ url: String) -> String {
+        // Nothing to mask without "@", "?" or "#": one byte scan, the
+        // common case, since this runs for every printed entry.
+        let marks = markBytes(url)
+        guard marks != 0 else { return url }
+        var text = url
+        // Userinfo only after a scheme: a cache key such as `a@2x.png`
+        // has none.
+        if marks & hasAt != 0, url.utf8.count > 3, url.contains("://") {
+            guard case .success(let curl) = CurlURL.parse(url, lenient: true) else { return unparseable }
+            if curl.hasCredentials {
+                text = redact(url, parsedBy: curl)
+                if text == unparseable { return text }
+            }
+        }
+        return marks & (hasQuery | hasFragment) != 0 ? maskQueryAndFragment(text) : text
     }
+
+    /// Whether the URL carries anything `url(_:)` masks, whatever its value
+    /// (a report's `token=***` counts: its real value is gone).
+    public static func hasSecrets(_ text: String) -> Bool {
+        let marks = markBytes(text)
+        guard marks != 0 else { return false }
+        if url(text) != text { return true }
+        // Already masked: a masked part is still a secret the text lacks.
+        if marks & hasAt != 0, hasUserInfo(text) { return true }
+        if let f = text.utf8.firstIndex(of: UInt8(ascii: "#")), text.utf8.index(after: f) != text.utf8.endIndex { return true }
+        return marks & hasQuery != 0 && queryParameters(text).contains { $0.value != nil && queryNames.contains($0.name) }
+    }
+
+    private static let hasAt: UInt8 = 1, hasQuery: UInt8 = 2, hasFragment: UInt8 = 4
+
+    /// Which of "@", "?" and "#" the text holds: memchr over a native
+    /// string's bytes (a scan of the UTF-8 view took 1,400 instructions a
+    /// URL, callgrind).
+    static func markBytes(_ text: String) -> UInt8 {
+        func scan(_ p: UnsafeBufferPointer<UInt8>) -> UInt8 {
+            guard let base = p.baseAddress, p.count > 0 else { return 0 }
+            var m: UInt8 = 0
+            if memchr(base, Int32(UInt8(ascii: "@")), p.count) != nil { m |= hasAt }
+            if memchr(base, Int32(UInt8(ascii: "?")), p.count) != nil { m |= hasQuery }
+            if memchr(base, Int32(UInt8(ascii: "#")), p.count) != nil { m |= hasFragment }
+            return m
+        }
+        if let m = text.utf8.withContiguousStorageIfAvailable(scan) { return m }
+        return Array(text.utf8).withUnsafeBufferPointer(scan)
+    }
+
+    /// Whether `text` holds an `@`.
+    static func hasAtSign(_ text: String) -> Bool { markBytes(text) & hasAt != 0 }
 
     static let unparseable = "(a URL with '@' that does not parse; not shown)"
+
+    /// The index after the first "://", or nil.
+    static func authorityStart(_ b: [UInt8]) -> Int? {
+        var i = 0
+        while i + 2 < b.count {
+            if b[i] == UInt8(ascii: ":") && b[i + 1] == UInt8(ascii: "/") && b[i + 2] == UInt8(ascii: "/") { return i + 3 }
+            i += 1
+        }
+        return nil
+    }
 
     /// `text` with the userinfo that `curl` found in it masked. The
     /// userinfo, as written, follows the first "://"; when libcurl changed
@@ -43,23 +123,112 @@ public enum Redaction {
         // by scripts/fuzz.sh).
         let b = Array(text.utf8)
         let userinfo = Array(((curl.part(CURLUPART_USER) ?? "") + (curl.part(CURLUPART_PASSWORD).map { ":" + $0 } ?? "") + "@").utf8)
-        var i = 0
-        while i + 2 < b.count && !(b[i] == UInt8(ascii: ":") && b[i + 1] == UInt8(ascii: "/") && b[i + 2] == UInt8(ascii: "/")) { i += 1 }
-        let start = i + 3
-        if i + 2 < b.count, b.count - start >= userinfo.count, b[start..<(start + userinfo.count)].elementsEqual(userinfo) {
+        if let start = authorityStart(b), b.count - start >= userinfo.count, b[start..<(start + userinfo.count)].elementsEqual(userinfo) {
             return String(decoding: b[..<start], as: UTF8.self) + mask + "@" + String(decoding: b[(start + userinfo.count)...], as: UTF8.self)
         }
         return curl.renderedWithMaskedUserinfo() ?? unparseable
     }
 
-    /// Whether a URL carries credentials.
-    public static func hasUserInfo(_ url: String) -> Bool { Redaction.url(url) != url }
+    /// The query parameters of a text: names percent-decoded and
+    /// lowercased, and where each value lies in the text's bytes.
+    static func queryParameters(_ text: String) -> [(name: String, value: Range<Int>?)] {
+        let b = Array(text.utf8)
+        guard let q = b.firstIndex(of: UInt8(ascii: "?")) else { return [] }
+        let end = b[q...].firstIndex(of: UInt8(ascii: "#")) ?? b.count
+        var out: [(String, Range<Int>?)] = []
+        var i = q + 1
+        while i < end {
+            let next = b[i..<end].firstIndex(where: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: ";") }) ?? end
+            let eq = b[i..<next].firstIndex(of: UInt8(ascii: "="))
+            let name = lowercasedASCII(percentDecoded(Array(b[i..<(eq ?? next)])))
+            out.append((name, eq.map { ($0 + 1)..<next }))
+            i = next + 1
+        }
+        return out
+    }
 
-    /// Free text (curl's error buffer) with the userinfo of every URL in
-    /// it masked, on one line. A URL in such text runs from its scheme to
-    /// the next space or quote.
+    /// The query values of listed names, and the fragment, masked. The
+    /// query starts at the first "?", the fragment at the first "#" (in a
+    /// URL neither may appear raw before). One pass over the bytes; a name
+    /// is looked up only when no longer than the longest listed one (names
+    /// up to 15 bytes are Swift small strings: no allocation).
+    static func maskQueryAndFragment(_ text: String) -> String {
+        let b = Array(text.utf8)
+        let fragment = b.firstIndex(of: UInt8(ascii: "#")) ?? b.count
+        var out: [UInt8] = []
+        var copied = 0
+        func mask(_ range: Range<Int>) {
+            if out.isEmpty { out.reserveCapacity(b.count) }
+            out += b[copied..<range.lowerBound]
+            out += Redaction.mask.utf8
+            copied = range.upperBound
+        }
+        if let q = b[..<fragment].firstIndex(of: UInt8(ascii: "?")) {
+            let longest = longestQueryName
+            var i = q + 1
+            while i < fragment {
+                var next = i
+                var eq = -1
+                while next < fragment, b[next] != UInt8(ascii: "&"), b[next] != UInt8(ascii: ";") {
+                    if eq < 0, b[next] == UInt8(ascii: "=") { eq = next }
+                    next += 1
+                }
+                // name=value with a value, and a name short enough to be listed
+                // (percent-encoding at most triples a name's length).
+                if eq > i, eq + 1 < next, eq - i <= 3 * longest {
+                    let name = lowercasedASCII(percentDecoded(Array(b[i..<eq])))
+                    if queryNames.contains(name) { mask((eq + 1)..<next) }
+                }
+                i = next + 1
+            }
+        }
+        if fragment + 1 < b.count { mask((fragment + 1)..<b.count) }
+        guard copied > 0 else { return text }
+        out += b[copied...]
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static var longestQueryName: Int { longestName }
+
+    static func percentDecoded(_ b: [UInt8]) -> [UInt8] {
+        guard b.contains(UInt8(ascii: "%")) || b.contains(UInt8(ascii: "+")) else { return b }
+        func hex(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x41...0x46: return c - 0x41 + 10
+            case 0x61...0x66: return c - 0x61 + 10
+            default: return nil
+            }
+        }
+        var out: [UInt8] = []
+        var i = 0
+        while i < b.count {
+            if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let h = hex(b[i + 1]), let l = hex(b[i + 2]) {
+                out.append(h << 4 | l)
+                i += 3
+            } else {
+                out.append(b[i] == UInt8(ascii: "+") ? UInt8(ascii: " ") : b[i])
+                i += 1
+            }
+        }
+        return out
+    }
+
+    static func lowercasedASCII(_ b: [UInt8]) -> String {
+        String(decoding: b.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Whether a URL carries credentials.
+    public static func hasUserInfo(_ url: String) -> Bool {
+        guard hasAtSign(url), case .success(let curl) = CurlURL.parse(url, lenient: true) else { return false }
+        return curl.hasCredentials
+    }
+
+    /// Free text (curl's error buffer, a server's message) with every URL
+    /// in it redacted, on one line, escaped for a terminal. A URL in such
+    /// text runs from its scheme to the next space or quote.
     static func inText(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "@")) else { return URLText.oneLine(text) }
+        guard markBytes(text) != 0 else { return TerminalText.oneLine(text) }
         var out = ""
         var token = ""
         func flush() {
@@ -76,6 +245,6 @@ public enum Redaction {
             }
         }
         flush()
-        return URLText.oneLine(out)
+        return TerminalText.oneLine(out)
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import CFileScan
 
 /// A cache entry that is not a usable image, and why.
 public struct BrokenCacheEntry: Sendable, Equatable, Codable {
@@ -32,7 +33,8 @@ public struct UnknownCacheEntry: Sendable, Equatable, Codable {
 
 /// What `cache verify` found (and removed, with `delete`).
 public struct CacheVerifyReport: Sendable, Equatable, Codable {
-    /// Entries decoded (hidden files and imgwarm's state excluded).
+    /// Entries checked (hidden files and imgwarm's state excluded): the
+    /// files decoded, and the names that hold no regular file.
     public var checked: Int = 0
     /// Sorted by path.
     public var broken: [BrokenCacheEntry] = []
@@ -100,44 +102,125 @@ public struct CacheVerifier: Sendable {
         self.options = options
     }
 
+    /// One listed file of a batch: opened (without following a link)
+    /// during the walk, checked with the batch, removed relative to its
+    /// folder only while the name still holds the file that was judged.
+    private struct Pending {
+        var path: String
+        var directoryIndex: Int
+        var name: String
+        var device: UInt64
+        var inode: UInt64
+        var file: QuietFile?
+        var openError: Int32
+    }
+
+    /// Opens the cache with `DiskCache.openExisting` (a symbolic link at
+    /// the cache folder, or a `.imgwarm` that is a link, another user's or
+    /// writable by others, is an error before anything is read or removed),
+    /// then walks it relative to folder descriptors.
     public func verify(_ cache: DiskCache, delete: Bool) throws -> CacheVerifyReport {
         var report = CacheVerifyReport()
         report.deleted = delete
-        var st = stat()
-        guard stat(cache.directory, &st) == 0 else {
-            let e = errno
-            if e == ENOENT { return report }  // nothing cached yet: nothing broken
-            throw CacheError(path: cache.directory, reason: errnoString(e), errno: e)
+        do {
+            try cache.openExisting()
+        } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {
+            return report  // nothing cached yet: nothing broken
         }
-        var batch: [CacheFileRecord] = []
+        // A journal or database of another library version: an error, as
+        // for a folder that is not one.
+        try cache.openIndex(writable: false)
+        guard let root = cache.rootFolder else { return report }
+        var batch: [Pending] = []
         batch.reserveCapacity(batchSize)
+        // The folders of the batch's files, duplicated from the walk's
+        // descriptors: the walk has closed its own by the time the batch
+        // is judged.
+        var folders: [Int: Int32] = [:]
+        func remove(_ name: String, in dirfd: Int32, path: String) {
+            if unlinkat(dirfd, name, 0) != 0 && errno != ENOENT {
+                report.deleteErrors.append("\(path): \(errnoString(errno))")
+            }
+        }
         func flush() {
             report.checked += batch.count
-            for (path, verdict) in check(batch, in: cache.directory) {
+            for (i, verdict) in check(batch) {
+                let pending = batch[i]
                 switch verdict {
-                case .broken(let reason): report.broken.append(BrokenCacheEntry(path: path, reason: reason))
-                case .unknown(let signature): report.unknown.append(UnknownCacheEntry(path: path, signature: signature))
-                case .unchecked(let reason): report.unchecked.append(BrokenCacheEntry(path: path, reason: reason))
+                case .broken(let reason):
+                    report.broken.append(BrokenCacheEntry(path: pending.path, reason: reason))
+                    // Never the unchecked ones: nothing is known against them.
+                    // (An indexed layout's entries go through its index, below.)
+                    if delete, cache.index == nil, let dirfd = folders[pending.directoryIndex] {
+                        var now = imgwarm_identity_t()
+                        // A concurrent warm may have stored a good file
+                        // under the name since: that one stays.
+                        if imgwarm_identity_at(dirfd, pending.name, &now) == 0,
+                           now.device == pending.device, now.inode == pending.inode {
+                            remove(pending.name, in: dirfd, path: pending.path)
+                        }
+                    }
+                case .unknown(let signature): report.unknown.append(UnknownCacheEntry(path: pending.path, signature: signature))
+                case .unchecked(let reason): report.unchecked.append(BrokenCacheEntry(path: pending.path, reason: reason))
                 }
             }
+            for pending in batch { pending.file?.close() }
+            for fd in folders.values { close(fd) }
+            folders.removeAll(keepingCapacity: true)
             batch.removeAll(keepingCapacity: true)
         }
-        CacheScanner.scan(cache) { record in
-            batch.append(record)
+        func path(_ folder: String, _ name: String) -> String {
+            cache.directory + "/" + (folder.isEmpty ? name : folder + "/" + name)
+        }
+        var walker = DirectoryWalker()
+        walker.descends = cache.layout.kind.walksSubfolders
+        // A link, FIFO or device at an entry's name is no image: the app
+        // would read through a link to wherever it points (issue 22).
+        walker.onOther = { dirfd, folder, name, type in
+            let p = path(folder, String(cString: name))
+            report.checked += 1
+            report.broken.append(BrokenCacheEntry(path: p, reason: "\(DirectoryWalker.describe(type: type)), not a regular file (never followed)"))
+            if delete { remove(String(cString: name), in: dirfd, path: p) }
+        }
+        let index = cache.index
+        let rootError = walker.walk(root) { entry in
+            // A layout with an index: its image files only (not the
+            // journal, Coil's metadata, flutter's database).
+            if let index {
+                let relative = entry.directoryPath.isEmpty ? entry.nameString : entry.directoryPath + "/" + entry.nameString
+                guard index.isImageFile(relative) else { return }
+            }
+            var pending = Pending(path: path(entry.directoryPath, entry.nameString), directoryIndex: entry.directoryIndex,
+                                  name: entry.nameString, device: entry.info.device, inode: entry.info.inode,
+                                  file: nil, openError: 0)
+            switch QuietFile.open(in: entry.directoryFd, name: entry.name) {
+            case .success(let file): pending.file = file
+            case .failure(let e): pending.openError = e.code
+            }
+            if delete && folders[entry.directoryIndex] == nil {
+                folders[entry.directoryIndex] = fcntl(entry.directoryFd, F_DUPFD_CLOEXEC, 0)
+            }
+            batch.append(pending)
             if batch.count >= batchSize { flush() }
         }
         flush()
+        if let rootError { throw rootError }
         report.broken.sort { $0.path < $1.path }
         report.unknown.sort { $0.path < $1.path }
         report.unchecked.sort { $0.path < $1.path }
-        report.strayTempFiles = cache.staleTempFiles().sorted()
-
+        let stray = cache.staleTempFileNames().sorted()
+        report.strayTempFiles = stray.map { cache.tempDirectory + "/" + $0 }
         if delete {
-            // Never the unchecked ones: nothing is known against them.
-            for path in report.broken.map(\.path) + report.strayTempFiles {
-                if unlink(path) != 0 && errno != ENOENT {
-                    report.deleteErrors.append("\(path): \(errnoString(errno))")
+            // An indexed entry goes through its index (a REMOVE line, the
+            // row), as the library removes one.
+            if let index = cache.index {
+                for path in report.broken.map(\.path) {
+                    do { try index.removeEntry(imagePath: path) } catch { report.deleteErrors.append("\(path): \(error)") }
                 }
+            }
+            for name in stray {
+                let e = cache.removeTempFile(name)
+                if e != 0 && e != ENOENT { report.deleteErrors.append("\(cache.tempDirectory)/\(name): \(errnoString(e))") }
             }
         }
         return report
@@ -153,23 +236,29 @@ public struct CacheVerifier: Sendable {
     }
 
     /// Validates a batch on several threads; each result slot is written by
-    /// exactly one iteration, so the buffer needs no lock.
-    private func check(_ records: [CacheFileRecord], in directory: String) -> [(String, Verdict)] {
-        var results = [(String, Verdict)?](repeating: nil, count: records.count)
+    /// exactly one iteration, so the buffer needs no lock. Returns the
+    /// indices of the files that are not simply usable images.
+    private func check(_ batch: [Pending]) -> [(Int, Verdict)] {
+        var results = [Verdict?](repeating: nil, count: batch.count)
         results.withUnsafeMutableBufferPointer { slots in
             let out = slots
-            DispatchQueue.concurrentPerform(iterations: records.count) { i in
-                let path = directory + "/" + records[i].relativePath
-                out[i] = checkFile(path).map { (path, $0) }
+            DispatchQueue.concurrentPerform(iterations: batch.count) { i in
+                let pending = batch[i]
+                if let file = pending.file {
+                    out[i] = check(FileBytes.read(file.fd, limit: maxFileBytes))
+                } else if pending.openError != ENOENT {
+                    // ELOOP: a link now stands where the walk saw a file.
+                    out[i] = .broken("cannot read: \(errnoString(pending.openError))")
+                }
             }
         }
-        return results.compactMap { $0 }
+        return results.enumerated().compactMap { i, v in v.map { (i, $0) } }
     }
 
     /// Nil when the file is a usable image (or vanished meanwhile: a
     /// concurrent prune may remove entries).
-    func checkFile(_ path: String) -> Verdict? {
-        switch FileBytes.read(path, limit: maxFileBytes) {
+    private func check(_ outcome: FileBytes.Outcome) -> Verdict? {
+        switch outcome {
         case .vanished:
             return nil
         case .failed(let reason):
@@ -202,15 +291,9 @@ enum FileBytes {
         case failed(String)
     }
 
-    static func read(_ path: String, limit: Int64) -> Outcome {
-        // `cache verify` reads every file: it must not renew access times.
-        let file: QuietFile
-        switch QuietFile.open(path) {
-        case .success(let f): file = f
-        case .failure(let e): return e.code == ENOENT ? .vanished : .failed("cannot read: \(errnoString(e.code))")
-        }
-        defer { file.close() }
-        let fd = file.fd
+    /// Reads the open file `fd` (a `QuietFile`: `cache verify` reads every
+    /// file and must not renew access times).
+    static func read(_ fd: Int32, limit: Int64) -> Outcome {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return .failed("cannot read: \(errnoString(errno))") }
         let size = Int64(st.st_size)

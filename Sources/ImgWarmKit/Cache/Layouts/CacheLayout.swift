@@ -41,11 +41,20 @@ public protocol CacheLayout: Sendable {
     /// The library's prune rules with the user's options applied. Throws
     /// `PruneOptions.Invalid` for an option the library has no notion of.
     func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy
+
+    /// The index the library keeps beside its files in `directory` (a
+    /// DiskLruCache journal, flutter's database), nil for a plain folder of
+    /// files (the iOS layouts). With one, stores, hits, `prune` and
+    /// `verify --delete` go through it.
+    func makeIndex(directory: String) -> (any CacheIndex)?
 }
 
 /// The `--layout` values.
 public enum CacheLayoutKind: String, CaseIterable, Sendable {
     case sdwebimage, kingfisher, nuke
+    /// Android and Flutter (issue 25): Glide's data cache, Coil 3, Coil 2,
+    /// flutter_cache_manager.
+    case glide, coil, coil2, flutter
 
     /// The folder under `${XDG_CACHE_HOME:-$HOME/.cache}` that stands for
     /// the app's `Library/Caches`, as each library names it by default.
@@ -54,13 +63,23 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
         case .sdwebimage: return "com.hackemist.SDImageCache/default"
         case .kingfisher: return "com.onevcat.Kingfisher.ImageCache.default"
         case .nuke: return "com.github.kean.Nuke.DataCache"
+        // Under the app's cache dir (`Context.getCacheDir()`): Glide's
+        // `DEFAULT_DISK_CACHE_DIR`, Coil 3's singleton
+        // (`SYSTEM_TEMPORARY_DIRECTORY / "coil3_disk_cache"`), Coil 2's
+        // `SingletonDiskCache.DIRECTORY`. Flutter's default cache key
+        // names both its database and its folder; this folder holds them.
+        case .glide: return "image_manager_disk_cache"
+        case .coil: return "coil3_disk_cache"
+        case .coil2: return "image_cache"
+        case .flutter: return "flutter_cache_manager"
         }
     }
 
     /// Whether the library enumerates sub-folders of its cache folder
     /// (SDWebImage and Kingfisher use a recursive enumerator; Nuke lists
-    /// only the folder itself).
-    public var walksSubfolders: Bool { self != .nuke }
+    /// only the folder itself; flutter's files are in `libCachedImageData/`;
+    /// a DiskLruCache folder is flat).
+    public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter }
 
     /// The layout with its default settings.
     public func layout() -> any CacheLayout {
@@ -68,6 +87,10 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
         case .sdwebimage: return SDWebImageLayout()
         case .kingfisher: return KingfisherLayout()
         case .nuke: return NukeLayout()
+        case .glide: return GlideLayout()
+        case .coil: return CoilLayout()
+        case .coil2: return Coil2Layout()
+        case .flutter: return FlutterLayout()
         }
     }
 }
@@ -92,6 +115,7 @@ extension CacheLayout {
     public func entryName(forKey key: String, md5: UnsafeRawBufferPointer) -> CacheEntryName { entryName(forKey: key) }
     public func isLive(_ info: stat, now: Int64) -> Bool { true }
     public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
+    public func makeIndex(directory: String) -> (any CacheIndex)? { nil }
 }
 
 /// Which files a prune removes, in what order, and down to what: the

@@ -32,6 +32,10 @@ final class CacheInventory {
     let names = NameArena()
     /// Relative folder paths, "" for the root.
     var directories: [String] = [""]
+    /// Per folder: its parent's index, and what it was when listed (the
+    /// remover checks a folder it opens again is still that one).
+    var directoryParents: [Int] = [0]
+    var directoryIdentities: [FolderHandle.Identity] = []
     /// Where each folder's names begin in the arena, in arena order, and
     /// which folder that is: the walk visits one folder's files in a row.
     private var folderStarts: [UInt32] = []
@@ -52,14 +56,15 @@ final class CacheInventory {
     /// Walks `directory` once (its sub-folders too when the policy says).
     /// Pinned names match files of the root folder only: that is where the
     /// libraries look a key up.
-    static func scan(_ directory: String, policy: PrunePolicy, pinned: PinnedNames) throws -> CacheInventory {
+    static func scan(_ root: FolderHandle, policy: PrunePolicy, pinned: PinnedNames) throws -> CacheInventory {
+        let directory = root.path
         let inventory = CacheInventory()
         inventory.sizeUnit = policy.size == .allocated ? 512 : 1
         var walker = DirectoryWalker()
         walker.descends = policy.walksSubfolders
         var arenaFull = false
         var recordsFull = false
-        let rootError = walker.walk(directory) { entry in
+        let rootError = walker.walk(root) { entry in
             let bytes = policy.bytes(entry.info)
             if entry.directoryIndex == 0, pinned.contains(entry.name, length: entry.nameLength) {
                 inventory.pinnedFiles += 1
@@ -97,6 +102,8 @@ final class CacheInventory {
             throw CacheError(path: directory, reason: "too many files to prune in one run (more than 4 GiB of file names)")
         }
         inventory.directories = walker.directories
+        inventory.directoryParents = walker.parents
+        inventory.directoryIdentities = walker.identities
         inventory.unreadableDirectories = walker.unreadableDirectories
         inventory.firstDirectoryError = walker.firstDirectoryError
         return inventory

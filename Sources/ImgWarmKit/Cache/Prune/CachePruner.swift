@@ -16,6 +16,8 @@ public struct PruneOptions: Sendable {
     /// Trim goes down to `trimRatio x maxSize`; nil: the layout's default
     /// (SDWebImage: half; Nuke: 0.7).
     public var trimRatio: Double?
+    /// flutter's maxNrOfCacheObjects; nil: the layout's default (200).
+    public var maxObjects: Int?
     /// Names never removed (`--keep`).
     public var pinned = PinnedNames()
     public var dryRun = false
@@ -61,18 +63,30 @@ public struct PruneOptions: Sendable {
 public struct CachePruner {
     public let directory: String
     public let options: PruneOptions
+    /// The cache folder as opened (with O_NOFOLLOW) by the caller; nil:
+    /// opened from `directory` by `run`.
+    private let root: FolderHandle?
 
     public init(directory: String, options: PruneOptions) {
         self.directory = directory
         self.options = options
+        root = nil
+    }
+
+    /// Prunes the folder `root` was opened on (`DiskCache.openExisting`):
+    /// every walk and removal goes relative to it.
+    public init(root: FolderHandle, options: PruneOptions) {
+        directory = root.path
+        self.options = options
+        self.root = root
     }
 
     public func run() throws -> PruneResult {
         let now = options.now ?? Self.clockNow()
         let policy = try options.policy(now: now)
-        let inventory = try CacheInventory.scan(directory, policy: policy, pinned: options.pinned)
-        let remover = try FileRemover(directory: directory, directories: inventory.directories,
-                                      policy: policy, dryRun: options.dryRun)
+        let root = try self.root ?? FolderHandle.open(directory, in: AT_FDCWD, path: directory, listing: true)
+        let inventory = try CacheInventory.scan(root, policy: policy, pinned: options.pinned)
+        let remover = FileRemover(root: root, inventory: inventory, policy: policy, dryRun: options.dryRun)
         var result = PruneResult(inventory: inventory, options: options, policy: policy)
 
         // The records live in the inventory's mapping; this view reorders
@@ -118,7 +132,9 @@ public struct CachePruner {
                     if policy.reachedTarget(remaining) { break }
                 }
             }
-            result.trimTargetReached = policy.reachedTarget(remaining)
+            // An empty cache is as far as trimming goes, even where the
+            // target is below one byte (`--max-size 1`: half of it).
+            result.trimTargetReached = policy.reachedTarget(remaining) || remaining == 0
         }
         return result
     }

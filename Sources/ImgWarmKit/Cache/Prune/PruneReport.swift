@@ -34,9 +34,23 @@ public enum PruneReport {
             out.append("\(e.description)" + (r.unreadableDirectories > 1 ? " (and \(r.unreadableDirectories - 1) more folders): skipped" : ": skipped"))
         }
         if r.trimTargetReached == false, let target = r.trimTarget {
-            out.append("cannot trim below \(Units.formatBytes(target)): pinned files alone take \(Units.formatBytes(r.pinnedBytes))")
+            out.append("cannot trim below \(Units.formatBytes(target)): " + whatRemains(r))
         }
         return out
+    }
+
+    /// Why a trim stopped above its target: what is left, by cause (every
+    /// file that could go was gone or judged by then). Only the causes that
+    /// hold: "pinned files alone" was said with nothing pinned (issue 22).
+    static func whatRemains(_ r: PruneResult) -> String {
+        var causes: [String] = []
+        if r.pinnedFiles > 0 {
+            causes.append("\(r.pinnedFiles) pinned \(files(r.pinnedFiles)) (\(Units.formatBytes(r.pinnedBytes)))")
+        }
+        if r.renewed > 0 { causes.append("\(r.renewed) \(files(r.renewed)) renewed since the scan") }
+        if r.failed > 0 { causes.append("\(r.failed) \(files(r.failed)) that could not be removed") }
+        if causes.isEmpty { causes.append("files no longer due") }
+        return "\(Units.formatBytes(r.keptBytes)) remain" + ": " + causes.joined(separator: ", ")
     }
 
     /// The JSON object: the summary, then with `includeFiles` a `files` array

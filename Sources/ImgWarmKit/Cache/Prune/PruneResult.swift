@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The outcome of `cache prune` (or, with a dry run, what it would do).
 /// Byte counts are what the layout sums: allocated bytes (blocks on disk)
 /// for SDWebImage and Nuke, logical lengths for Kingfisher.
@@ -151,6 +155,13 @@ public struct PruneResult {
             if firstFailure == nil {
                 firstFailure = CacheError(path: inventory.relativePath(record),
                                           reason: "cannot remove: \(errnoString(e))", errno: e)
+            }
+        case .folderReplaced:
+            failed += 1
+            if firstFailure == nil {
+                firstFailure = CacheError(path: inventory.relativePath(record),
+                                          reason: "not removed: its folder was replaced since the listing (a symbolic link "
+                                              + "or another folder now); nothing is removed in it", errno: ESTALE)
             }
         }
     }

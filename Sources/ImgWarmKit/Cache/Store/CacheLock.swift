@@ -14,10 +14,15 @@ public final class CacheLock {
     public static func path(for cache: DiskCache) -> String { cache.stateDirectory + "/lock" }
 
     /// Takes the lock without waiting; throws when another run holds it in
-    /// a conflicting mode.
+    /// a conflicting mode. The lock file is opened relative to the checked
+    /// `.imgwarm` descriptor (`DiskCache.prepare` or `openExisting`), never
+    /// through a link planted at its name.
     public init(cache: DiskCache, mode: Mode) throws {
         let path = Self.path(for: cache)
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard let state = cache.stateFolder else {
+            throw CacheError(path: cache.stateDirectory, reason: "cannot lock: the state folder is not open", errno: ENOENT)
+        }
+        fd = openat(state.fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         if fd < 0 {
             throw CacheError(path: path, reason: "cannot open lock file: \(errnoString(errno))", errno: errno)
         }

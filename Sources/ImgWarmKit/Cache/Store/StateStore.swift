@@ -1,36 +1,65 @@
+import Crypto
 import Foundation
 import GRDB
 import GRDBSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// imgwarm's own state in `DIR/.imgwarm/state.sqlite`: the failed-URL list
 /// (SDWebImageManager's `failedURLs`, made persistent) and the HTTP
 /// validators used by `--refresh`. SQLite in WAL mode makes every commit
 /// atomic, so a kill at any moment leaves the last committed state, and lets
 /// two runs on one cache share it (writers wait for each other).
+///
+/// No secret at rest: the file and its `-wal`/`-shm` are 0600, and a URL or
+/// key that could carry a credential or token (one with `@`, `?` or `#`:
+/// userinfo, a query, a fragment) is stored only as its digest
+/// (`storedForm`), next to its redacted text for `cache failed`. Lookups
+/// digest the manifest's URL the same way, so the list still blocks and
+/// unblocks it; but the list alone can no longer give the URL back: to
+/// retry one, the manifest must still hold it. The rule looks only at those
+/// three bytes, never at the `--redact-query` list, so runs with different
+/// lists still find each other's rows.
 public final class StateStore: @unchecked Sendable {
     public struct FailedURL: Codable, FetchableRecord, PersistableRecord, Sendable {
         public static let databaseTableName = "failed_url"
+        /// `storedForm` of the URL: the URL itself, or its digest.
         public var url: String
+        /// The URL for display, secrets masked (`Redaction`); nil in rows
+        /// written before the v2 schema that needed no masking.
+        public var shownURL: String?
+        /// The cache key for display, secrets masked.
         public var key: String
         public var errorClass: String
         public var status: Int?
         public var reason: String
         public var failedAt: Double
         enum CodingKeys: String, CodingKey {
-            case url, key, errorClass = "error_class", status, reason, failedAt = "failed_at"
+            case url, shownURL = "shown_url", key, errorClass = "error_class", status, reason, failedAt = "failed_at"
         }
+        /// A failure of `url` (the real URL; `apply` stores its digest when
+        /// it must).
         public init(url: String, key: String, errorClass: String, status: Int?, reason: String, failedAt: Double) {
             self.url = url
+            self.shownURL = nil
             self.key = key
             self.errorClass = errorClass
             self.status = status
             self.reason = reason
             self.failedAt = failedAt
         }
+
+        /// The URL as `cache failed` shows it.
+        public var displayURL: String { shownURL ?? url }
+        /// Whether only the digest of the URL is kept.
+        public var isDigest: Bool { url.hasPrefix(StateStore.digestPrefix) }
     }
 
     public struct Validators: Codable, FetchableRecord, PersistableRecord, Sendable, Equatable {
         public static let databaseTableName = "validator"
+        /// The cache key (`validators(forKey:)` and `apply` turn it into
+        /// its `storedForm`).
         public var key: String
         public var etag: String?
         public var lastModified: String?
@@ -61,11 +90,22 @@ public final class StateStore: @unchecked Sendable {
         config.busyMode = .timeout(30)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // A row rewritten or deleted (a URL's secrets of an older
+            // schema, a cleared list) leaves no copy in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         do {
+            try Self.restrictMode(path)
             queue = try DatabaseQueue(path: path, configuration: config)
             try Self.enableWAL(queue)
+            // A v1 database (whole URLs) is rewritten by v2. The old pages
+            // stay in the main file until a checkpoint copies the new ones
+            // over them, and a run that ends by exit() makes none: made here.
+            let v1Rows = try queue.read { db in
+                try db.tableExists("failed_url") && !Self.migrator.appliedIdentifiers(db).contains("v2")
+            }
             try Self.migrate(queue)
+            if v1Rows { _ = try? queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") } }
         } catch {
             throw CacheError(path: path, reason: "cannot open state database: \(error)")
         }
@@ -88,6 +128,49 @@ public final class StateStore: @unchecked Sendable {
                 usleep(useconds_t(10_000 * attempt))
             }
         }
+    }
+
+    /// The database is created 0600 before SQLite opens it (SQLite creates
+    /// files 0644 less the umask, and its `-wal` and `-shm` take the mode of
+    /// the database file). Files of an older run, or made under another
+    /// umask, are set to 0600 when this user owns them; another user's
+    /// file is left as it is (SQLite then fails or works as its mode says).
+    static func restrictMode(_ path: String) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            close(fd)
+        } else if errno != EACCES && errno != EROFS {
+            // A symlink planted at the name (ELOOP) and the like. A file
+            // this user may only read is left to SQLite, which opens it
+            // read-only (`cache failed` on another user's cache).
+            throw CacheError(path: path, reason: "cannot open state database: \(String(cString: strerror(errno)))")
+        }
+        for file in [path, path + "-wal", path + "-shm"] {
+            let f = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard f >= 0 else { continue }
+            var st = stat()
+            if fstat(f, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(), st.st_mode & 0o077 != 0 {
+                _ = fchmod(f, st.st_mode & 0o700)
+            }
+            close(f)
+        }
+    }
+
+    static let digestPrefix = "sha256:"
+
+    /// What the database keeps of a URL or cache key: the text itself, or,
+    /// when it holds `@`, `?` or `#` (where credentials, tokens and
+    /// signatures live), `sha256:` and the hex SHA-256 of its UTF-8 bytes.
+    /// A token's entropy keeps the digest from being reversed.
+    public static func storedForm(_ text: String) -> String {
+        guard Redaction.markBytes(text) != 0 else { return text }
+        let digest = SHA256.hash(data: Array(text.utf8))
+        var out = digestPrefix
+        out.reserveCapacity(digestPrefix.utf8.count + 64)
+        for byte in digest {
+            out += TerminalText.hex(UInt32(byte), digits: 2).lowercased()
+        }
+        return out
     }
 
     /// WAL is a property of the database file: the run that creates it sets
@@ -129,6 +212,31 @@ public final class StateStore: @unchecked Sendable {
                 t.column("last_modified", .text)
             }
         }
+        // v2: no secret at rest. Rows of v1 kept whole URLs and keys, with
+        // their credentials and tokens: they become digests now, the text
+        // for display redacted, so an older cache is cleaned on first open.
+        m.registerMigration("v2") { db in
+            // Idempotent, as v1 is: runs that open a new database together
+            // may both get here (see `migrate`); the second then only fails
+            // to record "v2" again, and retries.
+            if try !db.columns(in: "failed_url").contains(where: { $0.name == "shown_url" }) {
+                try db.alter(table: "failed_url") { t in t.add(column: "shown_url", .text) }
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT url, key, reason FROM failed_url")
+            for row in rows {
+                let url: String = row["url"], key: String = row["key"], reason: String = row["reason"]
+                let stored = storedForm(url)
+                guard stored != url || Redaction.url(key) != key || Redaction.inText(reason) != reason else { continue }
+                try db.execute(sql: "UPDATE OR REPLACE failed_url SET url = ?, shown_url = ?, key = ?, reason = ? WHERE url = ?",
+                               arguments: [stored, stored == url ? nil : Redaction.url(url), Redaction.url(key),
+                                           Redaction.inText(reason), url])
+            }
+            for key in try String.fetchAll(db, sql: "SELECT key FROM validator") {
+                let stored = storedForm(key)
+                guard stored != key else { continue }
+                try db.execute(sql: "UPDATE OR REPLACE validator SET key = ? WHERE key = ?", arguments: [stored, key])
+            }
+        }
         return m
     }
 
@@ -148,14 +256,14 @@ public final class StateStore: @unchecked Sendable {
         try queue.read { db in try FailedURL.order(Column("failed_at")).fetchAll(db) }
     }
 
-    /// The set of failed URLs, for checking a large manifest without a
-    /// query per entry.
-    public func failedURLSet() throws -> Set<String> {
-        try queue.read { db in Set(try String.fetchAll(db, sql: "SELECT url FROM failed_url")) }
+    /// The failed URLs in their `storedForm`, for checking a large
+    /// manifest without a query per entry (`FailedURLSet.contains`).
+    public func failedURLSet() throws -> FailedURLSet {
+        try queue.read { db in FailedURLSet(stored: Set(try String.fetchAll(db, sql: "SELECT url FROM failed_url"))) }
     }
 
     public func isFailed(url: String) throws -> Bool {
-        try queue.read { db in try FailedURL.exists(db, key: url) }
+        try queue.read { db in try FailedURL.exists(db, key: Self.storedForm(url)) }
     }
 
     @discardableResult
@@ -164,7 +272,9 @@ public final class StateStore: @unchecked Sendable {
     }
 
     public func validators(forKey key: String) throws -> Validators? {
-        try queue.read { db in try Validators.fetchOne(db, key: key) }
+        try queue.read { db in try Validators.fetchOne(db, key: Self.storedForm(key)) }.map {
+            Validators(key: key, etag: $0.etag, lastModified: $0.lastModified)
+        }
     }
 
     /// One change to the state; changes are applied in batches.
@@ -183,8 +293,8 @@ public final class StateStore: @unchecked Sendable {
         try queue.write { db in
             // Prepared once per transaction batch, reused for every change.
             let upsertFailed = try db.cachedStatement(sql: """
-                INSERT INTO failed_url (url, key, error_class, status, reason, failed_at) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(url) DO UPDATE SET key = excluded.key, error_class = excluded.error_class,
+                INSERT INTO failed_url (url, shown_url, key, error_class, status, reason, failed_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(url) DO UPDATE SET shown_url = excluded.shown_url, key = excluded.key, error_class = excluded.error_class,
                   status = excluded.status, reason = excluded.reason, failed_at = excluded.failed_at
                 """)
             let deleteFailed = try db.cachedStatement(sql: "DELETE FROM failed_url WHERE url = ?")
@@ -201,15 +311,18 @@ public final class StateStore: @unchecked Sendable {
             for change in changes {
                 switch change {
                 case .failed(let f):
-                    try Self.run(upsertFailed, in: db, .text(f.url), .text(f.key), .text(f.errorClass),
+                    let stored = Self.storedForm(f.url)
+                    try Self.run(upsertFailed, in: db, .text(stored), .text(stored == f.url ? nil : Redaction.url(f.url)),
+                                 .text(Redaction.url(f.key)), .text(f.errorClass),
                                  .int(f.status), .text(f.reason), .double(f.failedAt))
                     failedListHasRows = true
                 case .succeeded(let url, let v):
-                    if failedListHasRows { try Self.run(deleteFailed, in: db, .text(url)) }
+                    if failedListHasRows { try Self.run(deleteFailed, in: db, .text(Self.storedForm(url))) }
+                    let key = Self.storedForm(v.key)
                     if v.etag == nil && v.lastModified == nil {
-                        try Self.run(deleteValidators, in: db, .text(v.key))
+                        try Self.run(deleteValidators, in: db, .text(key))
                     } else {
-                        try Self.run(upsertValidators, in: db, .text(v.key), .text(v.etag), .text(v.lastModified))
+                        try Self.run(upsertValidators, in: db, .text(key), .text(v.etag), .text(v.lastModified))
                     }
                 }
             }
@@ -259,4 +372,16 @@ public final class StateStore: @unchecked Sendable {
 
     /// SQLite copies the text before `sqlite3_bind_text` returns.
     private static let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+}
+
+/// The failed-URL list of a run's start, in stored form: asks with the
+/// real URL, digested the same way the rows were.
+public struct FailedURLSet: Sendable, Equatable, ExpressibleByArrayLiteral {
+    let stored: Set<String>
+    public init(stored: Set<String> = []) { self.stored = stored }
+    /// The set of these real URLs (tests).
+    public init(arrayLiteral urls: String...) { stored = Set(urls.map(StateStore.storedForm)) }
+    public var isEmpty: Bool { stored.isEmpty }
+    public var count: Int { stored.count }
+    public func contains(_ url: String) -> Bool { !stored.isEmpty && stored.contains(StateStore.storedForm(url)) }
 }

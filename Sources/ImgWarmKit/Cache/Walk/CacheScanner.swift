@@ -41,9 +41,15 @@ public enum CacheScanner {
     }
 
     /// The entries of `cache` as its layout's library enumerates them
-    /// (Nuke: the folder itself only).
+    /// (Nuke: the folder itself only); for a layout with an index, only its
+    /// image files (not the journal, Coil's metadata, flutter's database).
     public static func scan(_ cache: DiskCache, _ visit: (CacheFileRecord) throws -> Void) rethrows {
-        try scan(cache.directory, descends: cache.layout.kind.walksSubfolders, visit)
+        guard let index = cache.index else {
+            return try scan(cache.directory, descends: cache.layout.kind.walksSubfolders, visit)
+        }
+        try scan(cache.directory, descends: cache.layout.kind.walksSubfolders) { record in
+            if index.isImageFile(record.relativePath) { try visit(record) }
+        }
     }
 
     static func seconds(_ nanoseconds: Int64) -> Double {

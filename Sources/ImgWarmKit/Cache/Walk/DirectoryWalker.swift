@@ -13,6 +13,12 @@ import CFileScan
 /// fd, and a file's name reaches the visitor as a pointer into that buffer,
 /// so no String or Foundation object is made per file. Only directories get
 /// a String (their relative path), kept in `directories`.
+///
+/// Every folder is opened relative to its parent's descriptor with
+/// O_NOFOLLOW (the root too: `FolderHandle`), and its device and inode are
+/// kept in `identities`: whoever deletes in it later (FileRemover) opens it
+/// the same way and checks it is still the folder listed. A caller that
+/// acts during the walk uses `Entry.directoryFd`, the folder as listed.
 public struct DirectoryWalker {
     /// A regular file, valid only during the visit call.
     public struct Entry {
@@ -20,6 +26,10 @@ public struct DirectoryWalker {
         public var directoryIndex: Int
         /// That folder's path relative to the root ("" for the root).
         public var directoryPath: String
+        /// That folder's descriptor, open for the time of the call: remove
+        /// or open the file relative to it (`unlinkat`, `openat` with
+        /// O_NOFOLLOW), never by path.
+        public var directoryFd: Int32
         /// NUL-terminated name inside the directory, and its length.
         public var name: UnsafePointer<CChar>
         public var nameLength: Int
@@ -30,6 +40,17 @@ public struct DirectoryWalker {
 
     /// Relative paths of the folders walked: "" for the root, then `a`, `a/b`…
     public private(set) var directories: [String] = []
+    /// Per folder of `directories`: the index of its parent (0 for the root
+    /// itself) and what it was when listed.
+    public private(set) var parents: [Int] = []
+    public private(set) var identities: [FolderHandle.Identity] = []
+    /// Called for each name that is neither a regular file nor a folder
+    /// (a symbolic link, a FIFO, a socket, a device): `cache verify`
+    /// reports them. The file type is the `S_IFMT` bits.
+    public var onOther: ((_ directoryFd: Int32, _ directoryPath: String, _ name: UnsafePointer<CChar>, _ type: UInt32) -> Void)?
+    /// Called after a sub-folder was walked, with its parent's descriptor
+    /// and its name: `cache clear` removes it there when it is empty.
+    public var onLeaveFolder: ((_ parentFd: Int32, _ name: String, _ index: Int, _ parentIndex: Int) -> Void)?
     /// Sub-folders that could not be opened or read (permissions, removed
     /// meanwhile); SDWebImage's enumerator skips them too.
     public private(set) var unreadableDirectories = 0
@@ -40,23 +61,43 @@ public struct DirectoryWalker {
 
     public init() {}
 
-    /// Walks `root`. Returns an error (rather than throwing it, so that the
-    /// walk only rethrows the visitor's errors) when the root itself cannot
-    /// be read; problems below the root are counted in `unreadableDirectories`.
+    /// Walks `root` (opened here with O_NOFOLLOW: a symbolic link at the
+    /// path is an error, not followed). Returns an error (rather than
+    /// throwing it, so that the walk only rethrows the visitor's errors)
+    /// when the root itself cannot be read; problems below the root are
+    /// counted in `unreadableDirectories`.
     @discardableResult
     public mutating func walk(_ root: String, _ visit: (Entry) throws -> Void) rethrows -> CacheError? {
-        let rootFd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let handle: FolderHandle
+        do {
+            handle = try FolderHandle.open(root, in: AT_FDCWD, path: root, listing: true)
+        } catch let error as CacheError {
+            return error.errno == ENOENT ? CacheFolder.openError(root, ENOENT) : error
+        } catch {
+            return CacheError(path: root, reason: "\(error)")
+        }
+        return try walk(handle, visit)
+    }
+
+    /// Walks the folder `root` was opened on.
+    @discardableResult
+    public mutating func walk(_ root: FolderHandle, _ visit: (Entry) throws -> Void) rethrows -> CacheError? {
+        // A descriptor of its own: getdents moves the file offset.
+        let rootFd = openat(root.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if rootFd < 0 {
-            return CacheFolder.openError(root, errno)
+            let e = errno
+            return CacheError(path: root.path, reason: "cannot read cache folder: \(errnoString(e))", errno: e)
         }
         defer { close(rootFd) }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.bufferSize, alignment: 8)
         defer { buffer.deallocate() }
         directories = [""]
+        parents = [0]
+        identities = [root.identity]
         unreadableDirectories = 0
         firstDirectoryError = nil
         if let error = try walkDirectory(fd: rootFd, index: 0, buffer: buffer, visit) {
-            return CacheError(path: root, reason: "cannot read cache folder: \(errnoString(error))", errno: error)
+            return CacheError(path: root.path, reason: "cannot read cache folder: \(errnoString(error))", errno: error)
         }
         return nil
     }
@@ -86,21 +127,27 @@ public struct DirectoryWalker {
                 if name.pointee == 0x2E { continue }
                 let type = Int32(imgwarm_dirent_type(record))
                 if type == Int32(IMGWARM_DT_DIR) {
-                    subdirectories.append(String(cString: name))
+                    // A folder is walked or, where the library lists one
+                    // folder only (Nuke), not part of the cache at all.
+                    if descends { subdirectories.append(String(cString: name)) }
                     continue
                 }
                 // Only regular files and entries of unknown type (some
                 // filesystems leave d_type empty) need a stat.
-                guard type == Int32(IMGWARM_DT_REG) || type == Int32(IMGWARM_DT_UNKNOWN) else { continue }
+                guard type == Int32(IMGWARM_DT_REG) || type == Int32(IMGWARM_DT_UNKNOWN) else {
+                    if let onOther { onOther(fd, parentPath, name, Self.modeType(dirent: type)) }
+                    continue
+                }
                 // Gone since getdents (a concurrent prune): not an entry.
                 guard imgwarm_statat(fd, name, &info) == 0 else { continue }
                 switch info.mode & UInt32(S_IFMT) {
                 case UInt32(S_IFREG):
-                    try visit(Entry(directoryIndex: index, directoryPath: parentPath, name: name, nameLength: strlen(name), info: info))
+                    try visit(Entry(directoryIndex: index, directoryPath: parentPath, directoryFd: fd, name: name,
+                                    nameLength: strlen(name), info: info))
                 case UInt32(S_IFDIR):
-                    subdirectories.append(String(cString: name))
+                    if descends { subdirectories.append(String(cString: name)) }
                 default:
-                    continue
+                    onOther?(fd, parentPath, name, info.mode & UInt32(S_IFMT))
                 }
             }
         }
@@ -114,12 +161,46 @@ public struct DirectoryWalker {
                 noteUnreadable(path, errno)
                 continue
             }
+            var raw = imgwarm_identity_t()
+            if imgwarm_identity(child, &raw) != 0 {
+                noteUnreadable(path, errno)
+                close(child)
+                continue
+            }
             directories.append(path)
-            let error = try walkDirectory(fd: child, index: directories.count - 1, buffer: buffer, visit)
+            parents.append(index)
+            identities.append(FolderHandle.Identity(raw))
+            let childIndex = directories.count - 1
+            let error = try walkDirectory(fd: child, index: childIndex, buffer: buffer, visit)
             close(child)
             if let error { noteUnreadable(path, error) }
+            onLeaveFolder?(fd, name, childIndex, index)
         }
         return nil
+    }
+
+    /// The S_IFMT bits for a d_type value.
+    static func modeType(dirent type: Int32) -> UInt32 {
+        switch type {
+        case Int32(IMGWARM_DT_LNK): return UInt32(S_IFLNK)
+        case Int32(IMGWARM_DT_FIFO): return UInt32(S_IFIFO)
+        case Int32(IMGWARM_DT_SOCK): return UInt32(S_IFSOCK)
+        case Int32(IMGWARM_DT_CHR): return UInt32(S_IFCHR)
+        case Int32(IMGWARM_DT_BLK): return UInt32(S_IFBLK)
+        default: return 0
+        }
+    }
+
+    /// How `cache verify` names a file type that is no entry.
+    public static func describe(type: UInt32) -> String {
+        switch type {
+        case UInt32(S_IFLNK): return "symbolic link"
+        case UInt32(S_IFIFO): return "FIFO"
+        case UInt32(S_IFSOCK): return "socket"
+        case UInt32(S_IFCHR): return "character device"
+        case UInt32(S_IFBLK): return "block device"
+        default: return "special file"
+        }
     }
 
     private mutating func noteUnreadable(_ path: String, _ error: Int32) {

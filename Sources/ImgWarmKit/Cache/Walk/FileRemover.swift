@@ -7,6 +7,12 @@ import CFileScan
 /// judging them once more: between the walk and the unlink another process
 /// may have read the file (a newer atime), replaced it (a concurrent `warm`
 /// renames a fresh file over the name) or removed it (another prune).
+///
+/// A folder is opened again relative to its parent's descriptor, one
+/// component at a time with O_NOFOLLOW, and must be the folder the walk
+/// listed (device and inode): a sub-folder swapped for a symbolic link, or
+/// for another folder, since the walk is not deleted in (issue 22: by path,
+/// such a swap made prune delete files outside the cache).
 final class FileRemover {
     enum Outcome: Equatable {
         case removed
@@ -15,39 +21,51 @@ final class FileRemover {
         /// Its date moved past the limit since the walk: no longer due.
         case renewed
         case failed(Int32)
+        /// Its folder is no longer the one listed (replaced, or a link
+        /// now): nothing is removed in it.
+        case folderReplaced
     }
 
-    private let rootFd: Int32
+    private let root: FolderHandle
     private let directories: [String]
+    private let parents: [Int]
+    private let identities: [FolderHandle.Identity]
     private let policy: PrunePolicy
     private let dryRun: Bool
-    /// Sub-folder fds, opened on first use. Caches are flat or shallow; the
-    /// cap keeps a cache of very many folders within the fd limit.
-    private var folderFds: [UInt32: Int32] = [:]
+    /// Sub-folder fds (or -errno), opened on first use. Caches are flat or
+    /// shallow; the cap keeps a cache of very many folders within the fd limit.
+    private var folderFds: [Int: Int32] = [:]
     private static let maxOpenFolders = 64
 
-    init(directory: String, directories: [String], policy: PrunePolicy, dryRun: Bool) throws {
-        self.directories = directories
+    init(root: FolderHandle, inventory: CacheInventory, policy: PrunePolicy, dryRun: Bool) {
+        self.root = root
+        directories = inventory.directories
+        parents = inventory.directoryParents
+        identities = inventory.directoryIdentities
         self.policy = policy
         self.dryRun = dryRun
-        rootFd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if rootFd < 0 {
-            let e = errno
-            throw CacheError(path: directory, reason: "cannot open cache folder: \(errnoString(e))", errno: e)
-        }
+    }
+
+    /// A remover for the files of `directory` itself (no sub-folders),
+    /// opened here with O_NOFOLLOW.
+    convenience init(directory: String, policy: PrunePolicy, dryRun: Bool) throws {
+        let root = try FolderHandle.open(directory, in: AT_FDCWD, path: directory, listing: true)
+        let inventory = CacheInventory()
+        inventory.directoryIdentities = [root.identity]
+        self.init(root: root, inventory: inventory, policy: policy, dryRun: dryRun)
     }
 
     deinit {
-        for fd in folderFds.values { close(fd) }
-        close(rootFd)
+        for fd in folderFds.values where fd >= 0 { close(fd) }
     }
 
     /// Removes `name` (in folder `directoryIndex`) if its date is still at or
     /// before `dueDate`. A dry run removes nothing and judges on the walk's data.
     func remove(name: UnsafePointer<CChar>, directoryIndex: UInt32, dueDate: Int64) -> Outcome {
         if dryRun { return .removed }
-        let dfd = folderFd(directoryIndex)
-        if dfd < 0 { return dfd == -ENOENT || dfd == -ENOTDIR ? .vanished : .failed(-dfd) }
+        let dfd = folderFd(Int(directoryIndex))
+        if dfd == Self.replaced { return .folderReplaced }
+        if dfd < 0 { return dfd == -ENOENT ? .vanished : .failed(-dfd) }
         var info = imgwarm_stat()
         let statError = imgwarm_statat(dfd, name, &info)
         if statError == ENOENT || statError == ENOTDIR { return .vanished }
@@ -66,16 +84,41 @@ final class FileRemover {
         dryRun ? .removed : remove(name: names.name(offset), directoryIndex: directoryIndex, dueDate: dueDate)
     }
 
-    /// The folder's fd, or -errno.
-    private func folderFd(_ index: UInt32) -> Int32 {
-        if index == 0 { return rootFd }
+    /// A folder that is not the one listed.
+    private static let replaced: Int32 = Int32.min
+
+    /// The folder's fd, `replaced`, or -errno: opened from its parent's fd
+    /// (itself opened the same way), without following a link, and
+    /// checked against the walk's device and inode.
+    private func folderFd(_ index: Int) -> Int32 {
+        if index == 0 { return root.fd }
         if let fd = folderFds[index] { return fd }
         if folderFds.count >= Self.maxOpenFolders {
-            for fd in folderFds.values { close(fd) }
+            for fd in folderFds.values where fd >= 0 { close(fd) }
             folderFds.removeAll(keepingCapacity: true)
         }
-        let fd = openat(rootFd, directories[Int(index)], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return -errno }
+        let parent = folderFd(parents[index])
+        let fd: Int32
+        if parent < 0 {
+            fd = parent  // the parent's failure is this folder's
+        } else {
+            let path = directories[index]
+            let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+            let opened = imgwarm_open_folder_at(parent, name, 0)
+            if opened == -ELOOP || opened == -ENOTDIR {
+                fd = Self.replaced  // a link, or a file, where the folder was
+            } else if opened < 0 {
+                fd = opened
+            } else {
+                var raw = imgwarm_identity_t()
+                if imgwarm_identity(opened, &raw) != 0 || FolderHandle.Identity(raw) != identities[index] {
+                    close(opened)
+                    fd = Self.replaced
+                } else {
+                    fd = opened
+                }
+            }
+        }
         folderFds[index] = fd
         return fd
     }

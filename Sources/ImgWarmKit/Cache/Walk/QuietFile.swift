@@ -25,7 +25,8 @@ struct QuietFile {
         self.accessTimeBefore = accessTimeBefore
     }
 
-    /// Opens `path` read-only, or returns the errno value. `noatime: false`
+    /// Opens `path` read-only without following a link at its last
+    /// component, or returns the errno value. `noatime: false`
     /// takes the fallback path at once (tests run as root, where the kernel
     /// never refuses `O_NOATIME`).
     static func open(_ path: String, noatime: Bool = true) -> Result<QuietFile, Errno> {
@@ -34,8 +35,27 @@ struct QuietFile {
             if fd >= 0 { return .success(QuietFile(fd: fd, accessTimeBefore: nil)) }
             guard -fd == EPERM else { return .failure(Errno(-fd)) }
         }
-        let plain = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let plain = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if plain < 0 { return .failure(Errno(errno)) }
+        var st = stat()
+        guard fstat(plain, &st) == 0 else {
+            let e = errno
+            Glibc.close(plain)
+            return .failure(Errno(e))
+        }
+        return .success(QuietFile(fd: plain, accessTimeBefore: st.st_atim))
+    }
+
+    /// Opens `name` in the folder `dirfd` read-only and without following a
+    /// link (a symbolic link at the name is ELOOP); otherwise as `open`.
+    static func open(in dirfd: Int32, name: UnsafePointer<CChar>, noatime: Bool = true) -> Result<QuietFile, Errno> {
+        if noatime {
+            let fd = imgwarm_open_file_at(dirfd, name, 1)
+            if fd >= 0 { return .success(QuietFile(fd: fd, accessTimeBefore: nil)) }
+            guard -fd == EPERM else { return .failure(Errno(-fd)) }
+        }
+        let plain = imgwarm_open_file_at(dirfd, name, 0)
+        if plain < 0 { return .failure(Errno(-plain)) }
         var st = stat()
         guard fstat(plain, &st) == 0 else {
             let e = errno

@@ -1,0 +1,490 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A DiskLruCache folder (Glide, Coil) kept as the library keeps it: the
+/// journal is parsed and appended to, never rewritten from scratch, and
+/// rebuilt (`journal.tmp`, renamed over `journal` with `journal.bkp` in
+/// between) when and as the library rebuilds it.
+///
+/// One entry's store, as `DiskLruCache.edit` then `Editor.commit`:
+/// the values are written to temp files first (no lock held), then, under
+/// the journal lock, `DIRTY key` is appended, the temp files are renamed to
+/// `key.0`, `key.1`..., and `CLEAN key len...` is appended. Each line is
+/// appended by one write(2) on an O_APPEND descriptor, so no line of two
+/// runs ever interleaves with another. A kill at any moment leaves:
+/// - before DIRTY: the old entry, or none (and a temp file under
+///   `.imgwarm/tmp`, which the next run removes);
+/// - between DIRTY and CLEAN: a DIRTY line without CLEAN; the library's
+///   open deletes that key's files and drops it (`processJournal`): a miss,
+///   never a wrong or partial file;
+/// - a half-written line: impossible from one small write(2) of a regular
+///   file, and the library would rebuild over an unterminated tail anyway.
+///
+/// The journal lock is flock(2) on the cache folder's own descriptor, taken
+/// around each DIRTY..CLEAN, each batch of READ lines, each rebuild and a
+/// whole prune. Why flock: runs on one folder (two warms, a warm and a
+/// prune) must not interleave DIRTY/rename/CLEAN of one key, and a rebuild
+/// must not drop another run's lines appended between its read and its
+/// rename. The kernel releases a flock when its holder dies, so a run
+/// killed with the lock held never locks the folder (a lock *file* created
+/// with O_EXCL would outlive it and need a staleness guess), and taking it
+/// on the folder adds no file to what ships to the device. Within a run,
+/// an NSLock orders the threads; the flock orders the processes.
+///
+/// After a rebuild by another run our append descriptor points at the
+/// replaced file: every append under the lock first checks that `journal`
+/// is still the inode it writes to, and reopens it when not.
+public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
+    public let directory: String
+    public let journal: DiskLruJournal
+    /// Which value holds the image bytes (Glide: 0; Coil: 1, after the
+    /// metadata).
+    public let imageValue: Int
+    /// The library's default size limit, what `prune` trims to without
+    /// `--max-size`.
+    public let defaultMaxSize: UInt64
+    let layoutName: String
+    /// The metadata value (Coil's `<key>.0`) for a response.
+    let metadata: @Sendable (StoredResponse?) -> [UInt8]
+
+    private let lock = NSLock()
+    // Guarded by `lock`:
+    private var contents = DiskLruJournal.Contents()
+    private var nextTouch = 1
+    private var loaded = false
+    private var writable = false
+    private var folderFD: Int32 = -1
+    private var journalFD: Int32 = -1
+    private var pendingReads: [UInt8] = []
+    private let tempCounter = AtomicCounter()
+
+    static let journalName = "journal"
+    static let tempName = "journal.tmp"
+    static let backupName = "journal.bkp"
+    /// READ lines are written in batches of about this many bytes (the
+    /// library's BufferedWriter holds them too).
+    static let readBatchBytes = 32 << 10
+
+    init(directory: String, journal: DiskLruJournal, imageValue: Int, defaultMaxSize: UInt64, layoutName: String,
+         metadata: @escaping @Sendable (StoredResponse?) -> [UInt8] = { _ in [] }) {
+        self.directory = directory
+        self.journal = journal
+        self.imageValue = imageValue
+        self.defaultMaxSize = defaultMaxSize
+        self.layoutName = layoutName
+        self.metadata = metadata
+    }
+
+    deinit {
+        if journalFD >= 0 { Glibc.close(journalFD) }
+        if folderFD >= 0 { Glibc.close(folderFD) }
+    }
+
+    /// `<key>` of a value file name `<key>.<n>`.
+    static func key(ofFileName name: Substring) -> Substring {
+        name.lastIndex(of: ".").map { name[..<$0] } ?? name
+    }
+
+    func key(of name: CacheEntryName) -> String { String(Self.key(ofFileName: Substring(name.storedName))) }
+
+    // MARK: Opening
+
+    public func open(writable: Bool) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try openLocked(writable: writable)
+    }
+
+    private func openLocked(writable: Bool) throws {
+        if folderFD < 0 {
+            folderFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if folderFD < 0 {
+                let e = errno
+                if e == ENOENT && !writable {
+                    loaded = true  // no folder: an empty cache
+                    return
+                }
+                throw CacheError(path: directory, reason: "cannot open: \(errnoString(e))", errno: e)
+            }
+        }
+        if writable {
+            try withJournalLock {
+                // `experimentalOpen`: a backup without a journal is the
+                // journal (a rebuild was cut between its two renames);
+                // with a journal it is stale.
+                if exists(Self.backupName) {
+                    if exists(Self.journalName) {
+                        unlinkat(folderFD, Self.backupName, 0)
+                    } else if renameat(folderFD, Self.backupName, folderFD, Self.journalName) != 0 {
+                        throw failure(Self.backupName, "cannot rename to journal")
+                    }
+                }
+                // `processJournal`: a journal.tmp is a rebuild that died.
+                unlinkat(folderFD, Self.tempName, 0)
+                if exists(Self.journalName) {
+                    contents = try readJournal(Self.journalName)
+                    // `readJournal`: a journal ending in a cut line is
+                    // rebuilt before anything is appended to it.
+                    if contents.unterminatedTail { try rebuildLocked() } else { try openAppend() }
+                } else {
+                    contents = DiskLruJournal.Contents()
+                    try rebuildLocked()  // a new cache: `rebuildJournal` writes the header
+                }
+            }
+            self.writable = true
+        } else {
+            // Read only (stats, verify, path, dry runs): the journal as the
+            // library would find it, changing nothing.
+            let name = exists(Self.journalName) ? Self.journalName : exists(Self.backupName) ? Self.backupName : nil
+            contents = try name.map { try readJournal($0) } ?? DiskLruJournal.Contents()
+        }
+        nextTouch = contents.lineCount + 1
+        loaded = true
+    }
+
+    private func ensureLoaded() {
+        if !loaded { try? openLocked(writable: false) }
+    }
+
+    private func exists(_ name: String) -> Bool {
+        var st = stat()
+        return fstatat(folderFD, name, &st, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
+    private func failure(_ name: String, _ what: String, _ e: Int32 = errno) -> CacheError {
+        CacheError(path: directory + "/" + name, reason: "\(what): \(errnoString(e))", errno: e)
+    }
+
+    private func readJournal(_ name: String) throws -> DiskLruJournal.Contents {
+        let fd = openat(folderFD, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw failure(name, "cannot read") }
+        defer { Glibc.close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = read(fd, &chunk, chunk.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure(name, "cannot read")
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        do {
+            return try journal.parse(bytes)
+        } catch let corrupt as DiskLruJournal.Corrupt {
+            throw CacheError(path: directory + "/" + name,
+                             reason: "\(corrupt.description); not a --layout \(layoutName) cache, left as it is (the library would delete the whole folder)")
+        }
+    }
+
+    // MARK: The journal lock and appends
+
+    /// Runs `body` holding the flock on the folder. Caller holds `lock`.
+    private func withJournalLock<T>(_ body: () throws -> T) throws -> T {
+        while flock(folderFD, LOCK_EX) != 0 {
+            if errno != EINTR { throw failure("", "cannot lock the folder") }
+        }
+        defer { flock(folderFD, LOCK_UN) }
+        return try body()
+    }
+
+    private func openAppend() throws {
+        if journalFD >= 0 { Glibc.close(journalFD) }
+        journalFD = openat(folderFD, Self.journalName, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+        if journalFD < 0 { throw failure(Self.journalName, "cannot open for appending") }
+    }
+
+    /// Under the journal lock: our descriptor still writes to `journal`
+    /// (another run's rebuild renames a new file over it).
+    private func reopenIfReplaced() throws {
+        var named = stat()
+        var ours = stat()
+        if journalFD < 0 || fstatat(folderFD, Self.journalName, &named, AT_SYMLINK_NOFOLLOW) != 0
+            || fstat(journalFD, &ours) != 0 || named.st_ino != ours.st_ino || named.st_dev != ours.st_dev {
+            if !exists(Self.journalName) {
+                // `cache clear` removed it meanwhile: a new journal.
+                contents = DiskLruJournal.Contents()
+                try rebuildLocked()
+                return
+            }
+            try openAppend()
+        }
+    }
+
+    /// One write(2) of whole lines. Under the journal lock.
+    private func append(_ text: [UInt8]) throws {
+        guard !text.isEmpty else { return }
+        let e = text.withUnsafeBytes { FileIO.writeAll(journalFD, $0) }
+        if e != 0 { throw failure(Self.journalName, "cannot append", e) }
+    }
+
+    private func flushReadsLocked() throws {
+        guard !pendingReads.isEmpty, writable else { return }
+        try withJournalLock {
+            try reopenIfReplaced()
+            try append(pendingReads)
+            pendingReads.removeAll(keepingCapacity: true)
+            // `get` schedules the rebuild too when READ lines made it due.
+            if try rebuildIfRequiredLocked() { nextTouch = contents.lineCount + 1 }
+        }
+    }
+
+    // MARK: Rebuild
+
+    /// `rebuildJournal`, under the journal lock: the journal as it is now
+    /// on disk (with other runs' lines) is read again, then written
+    /// compacted to journal.tmp, and renamed in: journal -> journal.bkp,
+    /// journal.tmp -> journal, journal.bkp removed. Edits without CLEAN are
+    /// dead (no run is inside DIRTY..CLEAN while we hold the lock): their
+    /// files go and their lines are dropped, as `processJournal` does.
+    private func rebuildLocked(rereading: Bool = false) throws {
+        if rereading, exists(Self.journalName) { contents = try readJournal(Self.journalName) }
+        for (key, entry) in contents.entries where entry.dirty {
+            for i in 0..<journal.valueCount {
+                unlinkat(folderFD, "\(key).\(i)", 0)
+                unlinkat(folderFD, "\(key).\(i).tmp", 0)
+            }
+            contents.entries[key] = nil
+        }
+        let text = Array(journal.rebuilt(contents).utf8)
+        let fd = openat(folderFD, Self.tempName, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw failure(Self.tempName, "cannot create") }
+        var e = text.withUnsafeBytes { FileIO.writeAll(fd, $0) }
+        // The new journal is durable before it replaces the old one.
+        if e == 0 && fsync(fd) != 0 { e = errno }
+        if Glibc.close(fd) != 0 && e == 0 { e = errno }
+        if e != 0 {
+            unlinkat(folderFD, Self.tempName, 0)
+            throw failure(Self.tempName, "cannot write", e)
+        }
+        if exists(Self.journalName) {
+            unlinkat(folderFD, Self.backupName, 0)
+            if renameat(folderFD, Self.journalName, folderFD, Self.backupName) != 0 {
+                throw failure(Self.journalName, "cannot rename to journal.bkp")
+            }
+        }
+        if renameat(folderFD, Self.tempName, folderFD, Self.journalName) != 0 {
+            throw failure(Self.tempName, "cannot rename to journal")
+        }
+        unlinkat(folderFD, Self.backupName, 0)
+        contents.lineCount = contents.entries.count
+        contents.unterminatedTail = false
+        try openAppend()
+    }
+
+    /// After our own lines: a rebuild when the library would do one
+    /// (`journalRebuildRequired`), judged on the journal as it is on disk.
+    private func rebuildIfRequiredLocked() throws -> Bool {
+        guard journal.rebuildRequired(redundantOpCount: contents.redundantOpCount,
+                                             entryCount: contents.entries.count) else { return false }
+        let onDisk = try readJournal(Self.journalName)
+        guard journal.rebuildRequired(redundantOpCount: onDisk.redundantOpCount,
+                                             entryCount: onDisk.entries.count) else {
+            contents = onDisk
+            return false
+        }
+        contents = onDisk
+        try rebuildLocked()
+        return true
+    }
+
+    // MARK: CacheIndex
+
+    public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
+        let key = key(of: name)
+        lock.lock()
+        ensureLoaded()
+        let entry = contents.entries[key]
+        lock.unlock()
+        guard let entry, entry.readable, !entry.dirty else { return nil }
+        // `get`: every value file must exist ("A file must have been
+        // deleted manually!").
+        var imageSize: Int64 = 0
+        for i in 0..<journal.valueCount {
+            var st = stat()
+            guard stat(directory + "/\(key).\(i)", &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+            if i == imageValue { imageSize = Int64(st.st_size) }
+        }
+        return (directory + "/\(key).\(imageValue)", imageSize)
+    }
+
+    public func recordHit(_ name: CacheEntryName) {
+        let key = key(of: name)
+        lock.lock()
+        defer { lock.unlock() }
+        guard writable, var entry = contents.entries[key] else { return }
+        entry.touch = nextTouch
+        nextTouch += 1
+        contents.entries[key] = entry
+        contents.lineCount += 1
+        pendingReads.append(contentsOf: DiskLruJournal.readLine(key).utf8)
+        // Best effort, as the library's: a READ line only orders eviction.
+        if pendingReads.count >= Self.readBatchBytes { try? flushReadsLocked() }
+    }
+
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?,
+                      keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
+        let key = key(of: name)
+        let meta = journal.valueCount > 1 ? metadata(response) : []
+        // The values, in temp files first: no lock is held while bytes are copied.
+        var temps: [String] = []
+        var lengths: [Int64] = []
+        defer { for t in temps { unlink(t) } }  // renamed ones are gone already
+        for i in 0..<journal.valueCount {
+            let temp = directory + "/.imgwarm/tmp/" + DiskCache.tempPrefix + "v\(tempCounter.next()).tmp"
+            let fd = Glibc.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            if fd < 0 {
+                let e = errno
+                if e == ENOENT {
+                    // A concurrent `cache clear --all` removed the state folder.
+                    try DiskCache.makeDirectories(directory + "/.imgwarm/tmp")
+                    return try store(bytes, as: name, response: response, keepExisting: keepExisting, write: write)
+                }
+                throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
+            }
+            temps.append(temp)
+            var e: Int32
+            if i == imageValue {
+                e = write(fd, bytes)
+                lengths.append(Int64(bytes.count))
+            } else {
+                e = meta.withUnsafeBytes { FileIO.writeAll(fd, $0) }
+                lengths.append(Int64(meta.count))
+            }
+            if Glibc.close(fd) != 0 && e == 0 { e = errno }
+            if e != 0 { throw CacheError(path: directory + "/\(key).\(i)", reason: "write failed: \(errnoString(e))", errno: e) }
+        }
+
+        lock.lock()
+        defer { lock.unlock() }
+        if !writable { try openLocked(writable: true) }
+        // DiskLruCacheWrapper.put: "if data was written while we were
+        // trying to get the lock, we can simply abort".
+        if keepExisting, let entry = contents.entries[key], entry.readable, !entry.dirty { return }
+        try withJournalLock {
+            try reopenIfReplaced()
+            // Pending READ lines go first, in the same write.
+            try append(pendingReads + Array(DiskLruJournal.dirtyLine(key).utf8))
+            pendingReads.removeAll(keepingCapacity: true)
+            for (i, temp) in temps.enumerated() {
+                if renameat(AT_FDCWD, temp, folderFD, "\(key).\(i)") != 0 {
+                    let e = errno
+                    // `completeEdit(success: false)` of a new entry: REMOVE.
+                    for j in 0..<journal.valueCount { unlinkat(folderFD, "\(key).\(j)", 0) }
+                    try? append(Array(DiskLruJournal.removeLine(key).utf8))
+                    contents.entries[key] = nil
+                    throw CacheError(path: directory + "/\(key).\(i)", reason: "rename failed: \(errnoString(e))", errno: e)
+                }
+            }
+            temps.removeAll()
+            try append(Array(DiskLruJournal.cleanLine(key, lengths: lengths).utf8))
+            contents.entries[key] = DiskLruJournal.Entry(lengths: lengths, readable: true, dirty: false, touch: nextTouch)
+            nextTouch += 1
+            contents.lineCount += 2
+            if try rebuildIfRequiredLocked() { nextTouch = contents.lineCount + 1 }
+        }
+    }
+
+    public func isImageFile(_ relativePath: String) -> Bool {
+        guard !relativePath.contains("/"), relativePath.hasSuffix(".\(imageValue)") else { return false }
+        return DiskLruJournal.isValidKey(Self.key(ofFileName: Substring(relativePath)))
+    }
+
+    public func removeEntry(imagePath path: String) throws {
+        let key = String(Self.key(ofFileName: Substring(path.split(separator: "/").last ?? "")))
+        lock.lock()
+        defer { lock.unlock() }
+        if !writable { try openLocked(writable: true) }
+        try withJournalLock {
+            try reopenIfReplaced()
+            for i in 0..<journal.valueCount { unlinkat(folderFD, "\(key).\(i)", 0) }
+            // `remove`: a REMOVE line for a key the journal holds.
+            if contents.entries[key] != nil {
+                try append(pendingReads + Array(DiskLruJournal.removeLine(key).utf8))
+                pendingReads.removeAll(keepingCapacity: true)
+                contents.entries[key] = nil
+                contents.lineCount += 1
+            }
+        }
+    }
+
+    public func plannedPath(for name: CacheEntryName) -> String { directory + "/" + name.storedName }
+
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try flushReadsLocked()
+    }
+
+    /// `trimToSize`: while the entries' total length is above the limit,
+    /// the least recently used entry is removed (its files, then a REMOVE
+    /// line), then the journal is rebuilt when the library would.
+    public func prune(_ options: PruneOptions) throws -> IndexPruneResult {
+        let limit = try DiskLruIndex.sizeLimit(options, defaultMaxSize: defaultMaxSize, layout: layoutName)
+        lock.lock()
+        defer { lock.unlock() }
+        var result = IndexPruneResult(layout: layoutName, dryRun: options.dryRun)
+        try openLocked(writable: !options.dryRun)
+        func evict(_ removeFiles: (String) throws -> Void) throws {
+            // The journal as it is now, other runs' lines included.
+            if !options.dryRun { contents = try readJournal(Self.journalName) }
+            var size = contents.size
+            result.entriesBefore = contents.entries.values.filter { !$0.dirty }.count
+            result.bytesBefore = size
+            var lines: [UInt8] = []
+            for key in contents.lruOrder where size > limit {
+                guard let entry = contents.entries[key], !entry.dirty else { continue }
+                let imageName = "\(key).\(imageValue)"
+                if options.pinned.contains(imageName) { continue }
+                try removeFiles(key)
+                let bytes = entry.lengths.reduce(0, +)
+                size -= bytes
+                result.removed.append(.init(path: directory + "/" + imageName, bytes: bytes, reason: "over the size limit"))
+                lines.append(contentsOf: DiskLruJournal.removeLine(key).utf8)
+                contents.entries[key] = nil
+                contents.lineCount += 1
+            }
+            result.entriesAfter = contents.entries.values.filter { !$0.dirty }.count
+            result.bytesAfter = size
+            if !options.dryRun {
+                try append(lines)
+                result.rebuiltJournal = try rebuildIfRequiredLocked()
+            }
+        }
+        if options.dryRun {
+            try evict { _ in }
+        } else {
+            try withJournalLock {
+                try reopenIfReplaced()
+                try append(pendingReads)
+                pendingReads.removeAll(keepingCapacity: true)
+                try evict { key in
+                    for i in 0..<journal.valueCount where unlinkat(folderFD, "\(key).\(i)", 0) != 0 && errno != ENOENT {
+                        throw failure("\(key).\(i)", "cannot remove")
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// The limit a prune trims to: `--max-size`, else the library's default.
+    static func sizeLimit(_ options: PruneOptions, defaultMaxSize: UInt64, layout: String) throws -> Int64 {
+        if options.maxAge != nil {
+            throw PruneOptions.Invalid(description: "--max-age has no meaning under --layout \(layout): DiskLruCache evicts by size only, least recently used first")
+        }
+        if options.expireType != nil || options.trimRatio != nil {
+            throw PruneOptions.Invalid(description: "--expire-type and --trim-ratio have no meaning under --layout \(layout): DiskLruCache trims least recently used entries (journal order) until the size is at most --max-size")
+        }
+        if options.maxObjects != nil {
+            throw PruneOptions.Invalid(description: "--max-objects has no meaning under --layout \(layout): DiskLruCache limits the size only")
+        }
+        let limit = options.maxSize ?? defaultMaxSize
+        // `experimentalOpen`: "maxSize <= 0" is refused.
+        if limit == 0 { throw PruneOptions.Invalid(description: "--max-size must be above 0 under --layout \(layout)") }
+        return Int64(clamping: limit)
+    }
+}

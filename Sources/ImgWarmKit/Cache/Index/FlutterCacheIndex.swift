@@ -1,0 +1,370 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import GRDB
+
+/// flutter_cache_manager's database and files, written as `WebHelper` and
+/// `CacheObjectProvider` write them. A store writes the file to a temp
+/// name, then in one write transaction (`BEGIN IMMEDIATE`: sqlite's lock
+/// orders concurrent runs, and the kernel drops it with a killed holder)
+/// renames the file in and inserts or updates the key's row; a replaced
+/// file is removed after the commit. A kill before the commit leaves the
+/// old row and at most one file no row names (which flutter never reads,
+/// and `prune` removes).
+public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
+    public let directory: String
+    public var databasePath: String { directory + "/" + FlutterLayout.storeKey + ".db" }
+    public var filesDirectory: String { directory + "/" + FlutterLayout.storeKey }
+
+    private let lock = NSLock()
+    // Guarded by `lock`:
+    private var queue: DatabaseQueue?
+    private var loaded = false
+    private var writable = false
+    private var pendingTouches: [String: Int64] = [:]
+    private var lastUUIDTime: UInt64 = 0
+    private let clockSequence = UInt16.random(in: 0...0x3FFF)
+    private let node = UInt64.random(in: 0...0xFFFF_FFFF_FFFF)
+    private let tempCounter = AtomicCounter()
+
+    static let touchBatch = 256
+
+    init(directory: String) {
+        self.directory = directory
+    }
+
+    /// `CacheObjectProvider.open`'s `onCreate` (version 3).
+    static let createSQL = """
+        create table cacheObject (
+          _id integer primary key,
+          url text,
+          key text,
+          relativePath text,
+          eTag text,
+          validTill integer,
+          touched integer,
+          length integer
+          );
+          create unique index cacheObjectkey
+          ON cacheObject (key);
+        """
+    static let columns = ["_id", "url", "key", "relativePath", "eTag", "validTill", "touched", "length"]
+
+    public func open(writable: Bool) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try openLocked(writable: writable)
+    }
+
+    private func openLocked(writable: Bool) throws {
+        if queue != nil && (self.writable || !writable) { return }
+        var st = stat()
+        if !writable && stat(databasePath, &st) != 0 {
+            loaded = true  // no database: an empty cache
+            return
+        }
+        var config = Configuration()
+        config.busyMode = .timeout(30)
+        config.readonly = !writable
+        // No fsync per store: with one transaction per entry, fsync made a
+        // 3,000-image warm on ext4 take 43 s instead of 6. Without it the
+        // database still survives a killed run (sqlite: "If the application
+        // running SQLite crashes, the data will be safe"; the kill tests),
+        // only not a power loss of the build machine, after which the run
+        // is repeated. The rollback journal stays the default (DELETE):
+        // WAL would be stored in the file and change how the app's sqflite
+        // opens it.
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
+        do {
+            let q = try DatabaseQueue(path: databasePath, configuration: config)
+            let check: (Database) throws -> Void = { db in
+                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
+                if version == 0 && tables == 0 {
+                    guard writable else { return }
+                    // A new database, as sqflite's openDatabase(version: 3)
+                    // makes it: onCreate, then user_version = 3.
+                    try db.execute(sql: Self.createSQL)
+                    try db.execute(sql: "PRAGMA user_version = 3")
+                    return
+                }
+                guard version == 3 else {
+                    throw CacheError(path: self.databasePath, reason: "database of schema version \(version), not flutter_cache_manager's 3; left as it is")
+                }
+                let names = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('cacheObject')")
+                let missing = Self.columns.filter { !names.contains($0) }
+                if !missing.isEmpty {
+                    throw CacheError(path: self.databasePath, reason: "no cacheObject table with \(missing.joined(separator: ", ")); not flutter_cache_manager's database, left as it is")
+                }
+            }
+            // One IMMEDIATE transaction for the check and the creation: a
+            // second run waits for it and then sees the whole schema, and a
+            // kill leaves no table without its version (sqflite, too, runs
+            // onCreate and sets the version in one transaction).
+            if writable {
+                try q.inTransaction(.immediate) { db in
+                    try check(db)
+                    return .commit
+                }
+            } else {
+                try q.read { try check($0) }
+            }
+            queue = q
+        } catch let error as CacheError {
+            throw error
+        } catch {
+            throw CacheError(path: databasePath, reason: "\(error)")
+        }
+        if writable {
+            try DiskCache.makeDirectories(filesDirectory)
+            self.writable = true
+        }
+        loaded = true
+    }
+
+    private func currentQueue() -> DatabaseQueue? {
+        lock.lock()
+        defer { lock.unlock() }
+        if !loaded { try? openLocked(writable: false) }
+        return queue
+    }
+
+    struct Row: Equatable {
+        var id: Int64
+        var relativePath: String
+    }
+
+    private static func row(_ db: Database, key: String) throws -> Row? {
+        try GRDB.Row.fetchOne(db, sql: "SELECT _id, relativePath FROM cacheObject WHERE key = ?", arguments: [key])
+            .map { Row(id: $0["_id"], relativePath: $0["relativePath"]) }
+    }
+
+    public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
+        guard let queue = currentQueue(),
+              let found = try? queue.read({ try Self.row($0, key: name.storedName) }) as Row??, let row = found else { return nil }
+        return file(row)
+    }
+
+    /// `CacheStore._fileExists`: a row whose file is gone is no entry.
+    private func file(_ row: Row) -> (path: String, size: Int64)? {
+        let path = filesDirectory + "/" + row.relativePath
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (path, Int64(st.st_size))
+    }
+
+    public func recordHit(_ name: CacheEntryName) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard writable else { return }
+        pendingTouches[name.storedName] = Self.nowMilliseconds()
+        if pendingTouches.count >= Self.touchBatch { try? flushTouchesLocked() }
+    }
+
+    /// `_updateCacheDataInDatabase` on a read: `touched` becomes now.
+    private func flushTouchesLocked() throws {
+        guard let queue, !pendingTouches.isEmpty else { return }
+        let touches = pendingTouches
+        pendingTouches.removeAll()
+        try queue.write { db in
+            for (key, touched) in touches {
+                try db.execute(sql: "UPDATE cacheObject SET touched = ? WHERE key = ?", arguments: [touched, key])
+            }
+        }
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+
+    private func newUUID() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var t = UInt64(now.tv_sec) * 10_000_000 + UInt64(now.tv_nsec) / 100
+        lock.lock()
+        // Two names in one 100 ns tick: the next tick, as uuid v1 does.
+        if t <= lastUUIDTime { t = lastUUIDTime + 1 }
+        lastUUIDTime = t
+        lock.unlock()
+        return FlutterLayout.uuidV1(timestamp100ns: t, clockSequence: clockSequence, node: node)
+    }
+
+    public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?,
+                      keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
+        let key = name.storedName
+        let received = response?.receivedAt ?? Self.nowMilliseconds()
+        let relativePath = newUUID() + FlutterLayout.fileExtension(contentType: response?.contentType)
+        let temp = directory + "/.imgwarm/tmp/" + DiskCache.tempPrefix + "f\(tempCounter.next()).tmp"
+        let fd = Glibc.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        if fd < 0 {
+            let e = errno
+            if e == ENOENT {
+                try DiskCache.makeDirectories(directory + "/.imgwarm/tmp")
+                return try store(bytes, as: name, response: response, keepExisting: keepExisting, write: write)
+            }
+            throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
+        }
+        var e = write(fd, bytes)
+        if Glibc.close(fd) != 0 && e == 0 { e = errno }
+        defer { unlink(temp) }  // gone once renamed
+        if e != 0 { throw CacheError(path: filesDirectory + "/" + relativePath, reason: "write failed: \(errnoString(e))", errno: e) }
+
+        lock.lock()
+        if !writable {
+            do { try openLocked(writable: true) } catch { lock.unlock(); throw error }
+        }
+        let queue = self.queue!
+        lock.unlock()
+        let final = filesDirectory + "/" + relativePath
+        var replaced: String?
+        do {
+            try queue.inTransaction(.immediate) { db in
+                let existing = try Self.row(db, key: key)
+                if keepExisting, let existing, self.file(existing) != nil { return .commit }
+                if rename(temp, final) != 0 {
+                    let e = errno
+                    if e == ENOENT {
+                        // The files folder went (`cache clear`): made again.
+                        try DiskCache.makeDirectories(filesDirectory)
+                        if rename(temp, final) == 0 { return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced) }
+                    }
+                    throw CacheError(path: final, reason: "rename failed: \(errnoString(errno))", errno: errno)
+                }
+                return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced)
+            }
+        } catch let error as CacheError {
+            throw error
+        } catch {
+            unlink(final)
+            throw CacheError(path: databasePath, reason: "\(error)")
+        }
+        if let replaced, replaced != relativePath { unlink(filesDirectory + "/" + replaced) }
+    }
+
+    /// The row `WebHelper._manageResponse` then `CacheStore.putFile` leave:
+    /// url, key, the new relativePath, eTag, validTill, touched now, length.
+    private func record(_ db: Database, _ existing: Row?, _ key: String, _ relativePath: String, _ length: Int,
+                        _ response: StoredResponse?, _ received: Int64, _ replaced: inout String?) throws -> Database.TransactionCompletion {
+        let validTill = FlutterLayout.validTill(cacheControl: response?.cacheControl, receivedAt: received)
+        let arguments: StatementArguments = [response?.url ?? key, key, relativePath, response?.etag, validTill,
+                                             Self.nowMilliseconds(), length]
+        if let existing {
+            try db.execute(sql: """
+                UPDATE cacheObject SET url = ?, key = ?, relativePath = ?, eTag = ?, validTill = ?, touched = ?, length = ?
+                WHERE _id = ?
+                """, arguments: arguments + [existing.id])
+            replaced = existing.relativePath
+        } else {
+            try db.execute(sql: """
+                INSERT INTO cacheObject (url, key, relativePath, eTag, validTill, touched, length) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: arguments)
+        }
+        return .commit
+    }
+
+    public func isImageFile(_ relativePath: String) -> Bool {
+        relativePath.hasPrefix(FlutterLayout.storeKey + "/")
+    }
+
+    public func removeEntry(imagePath path: String) throws {
+        let relativePath = String(path.split(separator: "/").last ?? "")
+        lock.lock()
+        if !writable {
+            do { try openLocked(writable: true) } catch { lock.unlock(); throw error }
+        }
+        let queue = self.queue!
+        lock.unlock()
+        try queue.inTransaction(.immediate) { db in
+            try db.execute(sql: "DELETE FROM cacheObject WHERE relativePath = ?", arguments: [relativePath])
+            return .commit
+        }
+        unlink(path)
+    }
+
+    public func plannedPath(for name: CacheEntryName) -> String { filesDirectory + "/" }
+
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try flushTouchesLocked()
+    }
+
+    /// `CacheStore._cleanupCache` run until nothing is left to remove (the
+    /// library removes at most 100 of each kind per run, a run at most every
+    /// 10 s while the app loads images): the rows beyond the `capacity`
+    /// most recently touched among those touched more than a day ago
+    /// (`getObjectsOverCapacity`), then those touched before now - stale
+    /// period (`getOldObjects`); each row's file goes, then the rows. Files
+    /// under `libCachedImageData/` that no row names (a killed run's) go too.
+    public func prune(_ options: PruneOptions) throws -> IndexPruneResult {
+        if options.maxSize != nil {
+            throw PruneOptions.Invalid(description: "--max-size has no meaning under --layout flutter: flutter_cache_manager limits the number of objects (--max-objects) and their age (--max-age)")
+        }
+        if options.expireType != nil || options.trimRatio != nil {
+            throw PruneOptions.Invalid(description: "--expire-type and --trim-ratio have no meaning under --layout flutter: it goes by each row's touched date")
+        }
+        let stale = options.maxAge ?? FlutterLayout.defaultStalePeriod
+        if !(stale >= 0 && stale.isFinite) { throw PruneOptions.Invalid(description: "--max-age must be a duration of zero or more") }
+        let capacity = options.maxObjects ?? FlutterLayout.defaultMaxObjects
+        if capacity < 0 { throw PruneOptions.Invalid(description: "--max-objects must be 0 or more") }
+        let now = (options.now ?? CachePruner.clockNow()) / 1_000_000
+        var result = IndexPruneResult(layout: "flutter", dryRun: options.dryRun)
+        try open(writable: !options.dryRun)
+        try close()
+        guard let queue = currentQueue() else { return result }
+        let work: (Database) throws -> Void = { db in
+            let rows = try GRDB.Row.fetchAll(db, sql: "SELECT _id, key, relativePath, touched, length FROM cacheObject")
+            result.entriesBefore = rows.count
+            let total: (([GRDB.Row]) -> Int64) = { $0.reduce(0) { $0 + (($1["length"] as Int64?) ?? 0) } }
+            result.bytesBefore = total(rows)
+            var doomed: [Int64: (GRDB.Row, String)] = [:]
+            let dayAgo = now - 86_400_000
+            let older = rows.filter { ($0["touched"] as Int64? ?? 0) < dayAgo }
+                .sorted { ($0["touched"] as Int64? ?? 0) > ($1["touched"] as Int64? ?? 0) }
+            for row in older.dropFirst(capacity) { doomed[row["_id"]] = (row, "over --max-objects \(capacity)") }
+            let cutoff = now - Int64(stale * 1000)
+            for row in rows where (row["touched"] as Int64? ?? 0) < cutoff && doomed[row["_id"]] == nil {
+                doomed[row["_id"]] = (row, "touched before now - --max-age")
+            }
+            var removedIDs: [Int64] = []
+            for (id, (row, reason)) in doomed.sorted(by: { $0.key < $1.key }) {
+                let key: String = row["key"]
+                if options.pinned.contains(key) { continue }
+                let path = self.filesDirectory + "/" + (row["relativePath"] as String)
+                if !options.dryRun { unlink(path) }
+                removedIDs.append(id)
+                result.removed.append(.init(path: path, bytes: row["length"] as Int64? ?? 0, reason: reason))
+            }
+            if !options.dryRun && !removedIDs.isEmpty {
+                try db.execute(sql: "DELETE FROM cacheObject WHERE _id IN (\(removedIDs.map(String.init).joined(separator: ",")))")
+            }
+            let kept = Set(rows.compactMap { row -> String? in
+                removedIDs.contains(row["_id"]) ? nil : row["relativePath"]
+            })
+            // Orphans: no concurrent store is between its rename and its
+            // commit while this transaction holds the write lock.
+            for name in DiskCache.listDirectory(self.filesDirectory) where !name.hasPrefix(".") && !kept.contains(name) {
+                let path = self.filesDirectory + "/" + name
+                var st = stat()
+                guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                if !options.dryRun { unlink(path) }
+                result.removed.append(.init(path: path, bytes: Int64(st.st_size), reason: "no database row names it"))
+            }
+            let remaining = rows.filter { !removedIDs.contains($0["_id"]) }
+            result.entriesAfter = remaining.count
+            result.bytesAfter = total(remaining)
+        }
+        if options.dryRun {
+            try queue.read(work)
+        } else {
+            try queue.inTransaction(.immediate) { db in
+                try work(db)
+                return .commit
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,49 @@
+/// Text from servers and manifests (URLs, Content-Type, Location, curl's
+/// error text, reasons) made safe for a terminal or a log line. A hostile
+/// server could otherwise send `ESC]0;…BEL` (retitles the terminal),
+/// `ESC[2J` (clears it), or a line break that forges a log line of its own.
+///
+/// The one rule, applied by every sink (stderr lines, `-v` lines, the
+/// progress printer's lines, `cache failed`): TAB, LF and CR become a space
+/// (messages are one line); every other C0 control, DEL and every C1
+/// control becomes `\xNN`; the bidirectional overrides and isolates (which
+/// reorder what a terminal shows, "Trojan Source") become `\u{NNNN}`.
+/// Everything else, non-ASCII letters included, is kept.
+public enum TerminalText {
+    /// `text` escaped as described above.
+    public static func escaped(_ text: String) -> String {
+        // Fast path: printable ASCII, nearly every line.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
+        var out = String.UnicodeScalarView()
+        for s in text.unicodeScalars {
+            switch s.value {
+            case 0x09, 0x0A, 0x0D:
+                out.append(" ")
+            case 0x00..<0x20, 0x7F, 0x80..<0xA0:
+                out.append(contentsOf: "\\x".unicodeScalars)
+                out.append(contentsOf: hex(s.value, digits: 2).unicodeScalars)
+            case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                out.append(contentsOf: "\\u{".unicodeScalars)
+                out.append(contentsOf: hex(s.value, digits: 4).unicodeScalars)
+                out.append("}")
+            default:
+                out.append(s)
+            }
+        }
+        return String(out)
+    }
+
+    /// `escaped`, without the spaces it leaves at either end.
+    public static func oneLine(_ text: String) -> String {
+        let e = escaped(text)
+        guard e.utf8.first == 0x20 || e.utf8.last == 0x20 else { return e }
+        let u = Array(e.utf8)
+        guard let first = u.firstIndex(where: { $0 != 0x20 }), let last = u.lastIndex(where: { $0 != 0x20 }) else { return "" }
+        return String(decoding: u[first...last], as: UTF8.self)
+    }
+
+    static func hex(_ v: UInt32, digits: Int) -> String {
+        let s = String(v, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, digits - s.count)) + s
+    }
+}
