@@ -53,6 +53,13 @@ let package = Package(
                 .linkedLibrary("webp"),
                 .linkedLibrary("webpdemux"),
                 .linkedLibrary("z"),
+                // libtiff, linked the usual way, not opened on first use as
+                // the three below: it decodes only the TIFFs whose header
+                // cannot be judged alone (tiff_validate.c), and of the shared
+                // objects behind it only libtiff, libjbig, libLerc and
+                // liblzma are not mapped already for libcurl (zstd),
+                // libjpeg, libwebp and libdeflate: 4 objects, not 30.
+                .linkedLibrary("tiff"),
                 // AVIF (libavif; libaom decodes AV1, see avif_validate.c),
                 // HEIC/HEIF (libheif) and JPEG XL (libjxl) are not linked:
                 // they are opened on first use (lazy_codecs.h), so that the

@@ -53,7 +53,7 @@ echo "fuzz: building the image target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \
   -Xcc -fmodule-map-file="$out/module/module.modulemap" \
   fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift "${objs[@]}" \
-  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
+  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
 echo "fuzz: building the png-inflate target" >&2
 build clang -fsanitize=fuzzer,address -O1 -g -I Sources/CImageCodecs/include -o "$out/fuzz-png-inflate" \
   fuzz/harness/png_inflate_fuzz.c "$out/obj/png_validate.o" "$out/obj/inflate_agree.o" -lpng16 -lz -ldeflate

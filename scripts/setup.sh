@@ -23,6 +23,7 @@ required=(
   libdeflate-dev         # PNG/APNG image data inflated in one call (zlib decides what it does not pass)
   libjpeg-dev            # JPEG validation (libjpeg-turbo)
   libgif-dev             # GIF validation
+  libtiff-dev            # TIFF strips the header cannot judge (decoded with libtiff)
   libsqlite3-dev         # state store (GRDB)
   libwebp-dev            # WebP validation (still and animated)
   libavif-dev libaom-dev # AVIF validation (libaom decodes AV1) and the tests' encoder

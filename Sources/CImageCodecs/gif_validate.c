@@ -1,5 +1,6 @@
 /* GIF validation with giflib, record by record: the logical screen and each
-   frame rectangle are checked before the frame is decoded, and every frame's
+   frame's size are checked against the limits before the frame is decoded
+   (a frame may reach outside the screen: see iw_gif_run), and every frame's
    LZW data is checked without producing pixels (iw_gif_lzw_frame below);
    DGifSlurp would keep the rasters of all frames in memory at once. */
 #include <gif_lib.h>
@@ -279,11 +280,22 @@ static int iw_gif_run(GifFileType *gif, const gif_src *src, uint64_t max_pixels,
                appends every frame (and a copy of its colour map) to
                SavedImages, a realloc per frame and memory that grows with
                the frame count, which nothing here reads. */
-            if (DGifGetImageHeader(gif) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames + 1, 1);
+            if (DGifGetImageHeader(gif) == GIF_ERROR) {
+                /* DGifSetupDecompress reads the LZW minimum code size last
+                   and refuses one above 8 with D_GIF_ERR_READ_FAILED
+                   ("somewhat bogus error code", dgif_lib.c), which would
+                   read as a cut file: name the real fault. */
+                if (gif->Error == D_GIF_ERR_READ_FAILED && !src->hit_end && src->pos > 0
+                    && src->data[src->pos - 1] > 8) {
+                    iw_set_reason(out, "LZW minimum code size %u in frame %u is above 8 (giflib refuses it)",
+                                  src->data[src->pos - 1], frames + 1);
+                    return IW_CORRUPT;
+                }
+                return iw_gif_fail(gif, src, out, frames + 1, 1);
+            }
             frames++;
             const GifImageDesc *d = &gif->Image;
-            /* Left/Top/Width/Height are 16-bit fields: no overflow. */
-            uint32_t left = (uint32_t)d->Left, top = (uint32_t)d->Top;
+            /* Width/Height are 16-bit fields: no overflow. */
             uint32_t w = (uint32_t)d->Width, h = (uint32_t)d->Height;
             if (w == 0 || h == 0) {
                 iw_set_reason(out, "frame %u is %ux%u", frames, w, h);
@@ -294,11 +306,11 @@ static int iw_gif_run(GifFileType *gif, const gif_src *src, uint64_t max_pixels,
                 out->height = h;
                 return IW_TOO_LARGE;
             }
-            if (left + w > sw || top + h > sh) {
-                iw_set_reason(out, "frame %u (%ux%u at %u,%u) lies outside the %ux%u screen",
-                              frames, w, h, left, top, sw, sh);
-                return IW_CORRUPT;
-            }
+            /* A frame reaching outside the logical screen is not refused:
+               giflib decodes it (DGifSlurp does not compare the two),
+               browsers and Pillow draw what lies inside, and ImageIO clips
+               it to the screen, so an app shows the image. Its whole
+               rectangle is still decoded and counted in the budget. */
             if (iw_frames_over_budget(&total, (uint64_t)w * h, max_pixels, frames, out)) return IW_TOO_LARGE;
             if (decode_frame(gif, w, h) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames, 1);
             break;

@@ -4,10 +4,14 @@
 
    What libheif 1.15 (Debian 12) cannot check: it reads the items of the
    `meta` box only, so the frames of an image sequence (`msf1`, the `moov`
-   tracks of a .heics) are not decoded; a sequence passes on its still
-   primary image (Apple's .heics files carry one), and a sequence without
-   one fails. Other top-level items (a burst, a stereo pair) are not
-   decoded either: apps show the primary image. */
+   tracks of a .heics) are not decoded; a sequence is judged on its still
+   primary image (Apple's .heics files carry one; a sequence without one
+   fails) and, after it, on its container: every top-level box must end
+   inside the data and every sample of every track must lie inside it
+   (iw_bmff_sequence_check, bmff.h), so a sequence cut short fails. The
+   samples' HEVC data itself is not decoded. Other top-level items (a
+   burst, a stereo pair) are not decoded either: apps show the primary
+   image. */
 #include <libheif/heif.h>
 #include <stdlib.h>
 #include "bmff.h"
@@ -119,5 +123,12 @@ int iw_validate_heif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_re
     heif_context_set_max_decoding_threads(ctx, 0);
     int status = iw_heif_run(ctx, data, len, max_pixels, out);
     heif_context_free(ctx);
+    /* What libheif does not read: the boxes after those it needs, and the
+       samples of a sequence's tracks (bmff.h). */
+    if (status == IW_OK) {
+        uint32_t frames = out->frames;
+        status = iw_bmff_sequence_check(data, len, out);
+        out->frames = frames;
+    }
     return status;
 }

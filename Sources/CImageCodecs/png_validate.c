@@ -715,11 +715,28 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels,
     /* Pass 1: structure and sizes, nothing inflated. */
     uint32_t announced = 0, frames = 0, next_seq = 0, idat_frame = 0;
     int animated = 0, seen_idat = 0, frame_has_data = 1;
-    /* Where the chunks after acTL start: pass 2 walks exactly the chunks
-       pass 1 checked (an fcTL/fdAT before acTL is ignored by both). */
-    size_t actl_end = len;
     uint64_t total = 0;
     int status;
+    /* An APNG is a PNG with an acTL before its first IDAT (libpng's APNG
+       patch, png_handle_acTL: "Invalid acTL after IDAT skipped"); then its
+       fcTL and fdAT chunks count from the first chunk on, also those before
+       the acTL: the patch reads an fcTL wherever it comes before IDAT
+       (png_handle_fcTL checks the sequence number, not the acTL), so
+       `IHDR fcTL(0) acTL IDAT fcTL(1) fdAT(2)` animates in Firefox and every
+       decoder built on it. Without such an acTL its chunks are unknown
+       ancillary chunks, which decoders ignore. */
+    int has_actl = 0;
+    for (size_t pos = 8; pos + 12 <= len;) {
+        uint32_t n = iw_be32(data + pos);
+        const char *type = (const char *)data + pos + 4;
+        if (n > len - pos - 12 || memcmp(type, "IEND", 4) == 0 || memcmp(type, "IDAT", 4) == 0) break;
+        if (memcmp(type, "acTL", 4) == 0) {
+            has_actl = 1;
+            break;
+        }
+        pos += 12 + (size_t)n;
+    }
+    if (!has_actl) return IW_OK;
     for (size_t pos = 8; pos + 12 <= len;) {
         uint32_t n = iw_be32(data + pos);
         const uint8_t *chunk = data + pos;
@@ -730,12 +747,11 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels,
             seen_idat = 1;
             continue;
         }
-        /* acTL after IDAT, or fcTL/fdAT without acTL: not an APNG, whose
-           chunks decoders ignore. */
+        /* The first acTL (before IDAT, as the scan above found); a later
+           one is skipped as the APNG patch skips it. */
         if (memcmp(type, "acTL", 4) == 0 && !seen_idat && !animated) {
             if ((status = iw_apng_chunk(chunk, n, &next_seq, out)) != IW_OK) return status;
             announced = iw_be32(chunk + 8);
-            actl_end = pos;
             if (announced == 0) {
                 iw_set_reason(out, "acTL announces 0 frames");
                 return IW_CORRUPT;
@@ -743,7 +759,6 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels,
             animated = 1;
             continue;
         }
-        if (!animated) continue;
         int fctl = memcmp(type, "fcTL", 4) == 0, fdat = memcmp(type, "fdAT", 4) == 0;
         if (!fctl && !fdat) continue;
         if ((status = iw_apng_chunk(chunk, n, &next_seq, out)) != IW_OK) return status;
@@ -781,7 +796,7 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels,
     memset(&f, 0, sizeof f);
     uint32_t frame = 0;
     status = IW_OK;
-    for (size_t pos = actl_end; pos + 12 <= len && status == IW_OK;) {
+    for (size_t pos = 8; pos + 12 <= len && status == IW_OK;) {
         uint32_t n = iw_be32(data + pos);
         const uint8_t *chunk = data + pos;
         const char *type = (const char *)chunk + 4;

@@ -81,6 +81,25 @@ import TestSupport
         #expect(reason(validate(actl)) == "corrupt PNG: acTL announces 5 frames, 3 fcTL chunks found")
     }
 
+    /// `IHDR fcTL(0) acTL IDAT fcTL(1) fdAT(2) ...`: the first fcTL before
+    /// the acTL. libpng's APNG patch (Firefox and the decoders built on it)
+    /// reads an fcTL wherever it comes before IDAT, checking its sequence
+    /// number, not the acTL (png_handle_fcTL), so the file animates.
+    @Test func fcTLBeforeAcTLIsAnimated() {
+        let c = Fixture.chunks(Self.apng)
+        func bytes(_ k: Int) -> [UInt8] { Array(Self.apng[c[k].offset..<(c[k].dataStart + c[k].length + 4)]) }
+        let swapped = Array(Self.apng.prefix(8)) + bytes(0) + bytes(2) + bytes(1) + (3..<c.count).flatMap(bytes)
+        #expect(Fixture.chunks(swapped).map(\.type) == ["IHDR", "fcTL", "acTL", "IDAT", "fcTL", "fdAT", "fcTL", "fdAT", "IEND"])
+        #expect(validate(swapped) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 3)))
+        // Its sequence numbers still count: fcTL(0) before the acTL is due.
+        var late = Fixture.chunkData(swapped, 1)
+        Fixture.put32(&late, 0, 1)
+        #expect(reason(validate(Fixture.replacingChunk(swapped, 1, with: late))) == "corrupt PNG: fcTL: sequence number 1 where 0 was due")
+        // An acTL after IDAT still makes no APNG: the default image alone.
+        let noAnimation = Array(Self.apng.prefix(8)) + bytes(0) + bytes(2) + bytes(3) + bytes(1) + (4..<c.count).flatMap(bytes)
+        #expect(validate(noAnimation) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 1)))
+    }
+
     @Test func frameOutsideTheCanvasIsRejected() {
         var fctl = Fixture.chunkData(Self.apng, Self.thirdFcTL)
         Fixture.put32(&fctl, 12, 5)  // x offset 5: 20 pixels wide from x 5 passes the 20-pixel canvas

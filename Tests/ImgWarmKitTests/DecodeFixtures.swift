@@ -235,10 +235,14 @@ enum Handmade {
             u16(tag) + u16(type) + u32(count) + value + [UInt8](repeating: 0, count: 4 - value.count)
         }
         let single = strips == 1
-        b += u16(4)
+        // RowsPerStrip: the rows each strip holds, so that the strips are
+        // as many as the image's rows need (libtiff reads them so).
+        let rowsPerStrip = (height + UInt32(strips) - 1) / UInt32(strips)
+        b += u16(5)
         b += field(256, 3, 1, u16(width))
         b += field(257, 4, 1, u32(height))
         b += field(273, 4, UInt32(strips), single ? u32(UInt32(pixelsAt)) : u32(UInt32(arraysAt)))
+        b += field(278, 4, 1, u32(rowsPerStrip))
         b += field(279, 4, UInt32(strips), single ? u32(UInt32(stripBytes)) : u32(UInt32(arraysAt + 4 * strips)))
         return b + u32(0)
     }

@@ -130,7 +130,7 @@ struct SniffCase: CustomTestStringConvertible, Sendable {
         // Strips first, then their offset arrays, then the IFD: cutting
         // into the IFD, or moving a strip past the end, is seen.
         let tiff = Handmade.tiff(37, 23)
-        #expect(reason(validate(Array(tiff.prefix(tiff.count - 10)))) == "truncated TIFF: first IFD of 4 entries incomplete")
+        #expect(reason(validate(Array(tiff.prefix(tiff.count - 10)))) == "truncated TIFF: first IFD of 5 entries incomplete")
         var outside = tiff
         outside[8 + 20 + 4] = 0xF0  // the second strip's offset, far past the end
         #expect(reason(validate(outside))?.hasPrefix("truncated TIFF: strip 2 of 2 ends at byte ") == true)

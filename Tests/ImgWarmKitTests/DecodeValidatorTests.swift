@@ -70,10 +70,13 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         #expect(reason(validate(bytes)) == "truncated PNG: premature end of data in the header")
     }
 
-    /// fcTL and fdAT chunks before acTL are not part of the animation: both
-    /// passes of the APNG check skip them, so a 3-byte fdAT there is never
-    /// fed to zlib with a wrapped length (a read past the buffer before).
-    @Test func apngChunksBeforeACTLAreIgnored() {
+    /// fcTL and fdAT chunks before acTL count in an APNG (libpng's APNG
+    /// patch reads an fcTL wherever it comes before IDAT, checking its
+    /// sequence number: DecodeAPNG.fcTLBeforeAcTLIsAnimated), so both are
+    /// checked like the others: a 3-byte fdAT there is refused by its
+    /// length and never fed to zlib with a wrapped length (a read past the
+    /// buffer before), and an fcTL out of sequence fails.
+    @Test func apngChunksBeforeACTLAreChecked() {
         // sequence 9, 1x1 at (0, 0), delay 1/10, no dispose, no blend
         let fctl: [UInt8] = [0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 10, 0, 0]
         var bytes = Fixture.apng(20, 10, frames: 3)
@@ -81,7 +84,9 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         bytes = Fixture.insertingChunk(bytes, "fcTL", fctl, before: "acTL")
         bytes = Fixture.insertingChunk(bytes, "fdAT", [0x78, 0x01, 0x01], before: "acTL")
         #expect(Fixture.chunks(bytes).map(\.type).prefix(5) == ["IHDR", "fcTL", "fcTL", "fdAT", "acTL"])
-        #expect(validate(bytes) == .success(ImageInfo(format: .png, width: 20, height: 10, frames: 3)))
+        #expect(reason(validate(bytes)) == "corrupt PNG: fcTL: sequence number 9 where 0 was due")
+        let shortFdAT = Fixture.insertingChunk(Fixture.apng(20, 10, frames: 3), "fdAT", [0x78, 0x01, 0x01], before: "acTL")
+        #expect(reason(validate(shortFdAT)) == "corrupt PNG: fdAT: length 3")
     }
 
     @Test(arguments: [
@@ -250,9 +255,28 @@ struct PNGVariant: CustomTestStringConvertible, Sendable {
         #expect(reason(validate(Handmade.bmp(0, 10))) == "BMP has no pixels: header gives 0x10")
     }
 
-    @Test func gifFrameOutsideTheScreen() {
-        let r = reason(validate(Fixture.gif(40, 30, frames: 3, lastOutside: true)))
-        #expect(r == "corrupt GIF: frame 3 (21x16 at 21,16) lies outside the 40x30 screen")
+    /// A frame reaching outside the logical screen is drawn clipped by
+    /// giflib's users, Pillow, browsers and ImageIO: the image is good. Made
+    /// by giflib's encoder (frame 3 is 21x16 at 21,16 of a 40x30 screen) and
+    /// by hand (frame 2 of 100x100 lies wholly right of the 100x100 screen).
+    @Test func gifFrameOutsideTheScreenIsShown() {
+        let encoded = validate(Fixture.gif(40, 30, frames: 3, lastOutside: true))
+        #expect(info(encoded)?.frames == 3, "\(encoded)")
+        // Pixel 0, then codes 6, 7, ... each one pixel longer than the last
+        // (each defined by its own use), until 100x100 pixels are out.
+        var codes = [4, 0], pixels = 1
+        while pixels < 100 * 100 {
+            codes.append(6 + codes.count - 2)
+            pixels += codes.count - 1
+        }
+        let frame = LZWGIF.Frame(width: 100, height: 100, codes: codes + [5])
+        var gif = LZWGIF.gif([frame, frame])
+        // Frame 2's image descriptor: its Left field to 200.
+        let second = gif.indices.filter { gif[$0] == 0x2C }.last!
+        gif[second + 1] = 200
+        let r = validate(gif)
+        #expect(info(r)?.frames == 2, "\(r)")
+        #expect(info(r)?.width == 100)
     }
 
     @Test func notImages() {

@@ -88,6 +88,12 @@ int iw_validate_avif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_re
 int iw_validate_heif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 int iw_validate_jxl(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 
+/* TIFF (libtiff): every strip or tile of the first image decoded. Not the
+   validator of every TIFF (TIFF passes on its header, ImageHeader.tiff):
+   the header walk calls it where the header alone cannot tell a cut file
+   from an overstated StripByteCounts (tiff_validate.c). */
+int iw_validate_tiff_data(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
+
 /* The libraries opened on first use (lazy_codecs.h). When one cannot be
    opened, its validator returns IW_NO_DECODER with a reason that names the
    package to install: the data was not judged at all. */

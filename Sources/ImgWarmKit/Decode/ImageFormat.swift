@@ -91,6 +91,24 @@ public enum ImageFormat: String, CaseIterable, Sendable, Codable {
         return isoBrands(major: String(decoding: data[(s + 8)..<(s + 12)], as: UTF8.self), compatible: compatible)
     }
 
+    /// The decoder SDWebImage hands data of no signature known here to:
+    /// `.png` or `.gif` when its own sniff names that format, so its
+    /// `SDImageAPNGCoder` or `SDImageGIFCoder` decodes it (they answer
+    /// `canDecodeFromData:` by that sniff alone, and the coders manager asks
+    /// them before `SDImageIOCoder`); nil when the data goes to
+    /// `SDImageIOCoder`, where ImageIO itself decides from the content (it
+    /// reads camera RAW files starting `II` or `MM`, say), or to no coder.
+    /// Data SDWebImage sends to its PNG or GIF coder must pass that decoder
+    /// here: `89 50 4E 47` and a damaged rest is PNG to the app, which shows
+    /// nothing, not an unknown format to keep.
+    static func sdWebImageDecoder<C: Collection>(_ data: C) -> ImageFormat? where C.Element == UInt8, C.Index == Int {
+        switch SDWebImageFormat.sniff(data) {
+        case .png: return .png
+        case .gif: return .gif
+        default: return nil
+        }
+    }
+
     /// The format of an ISO-BMFF file from its `ftyp` brands (ISO/IEC
     /// 23008-12 and the AV1 Image File Format), or nil for brands of no
     /// image format (an MP4 video, say).
@@ -116,5 +134,50 @@ public enum ImageFormat: String, CaseIterable, Sendable, Codable {
         if compatible.contains(where: avif.contains) { return .avif }
         if compatible.contains(where: heic.contains) { return .heic }
         return nil
+    }
+}
+
+/// `SDImageFormat` as `+[NSData sd_imageFormatForImageData:]` gives it
+/// (SDWebImage 5.x, SDWebImage/Core/NSData+ImageContentType.m, lines
+/// 22-88), byte for byte: mostly the first byte alone. `sniff` above is
+/// stricter where this one would call text an image; this one says which
+/// of SDWebImage's coders data goes to (`ImageFormat.sdWebImageDecoder`).
+enum SDWebImageFormat: Equatable {
+    case undefined, jpeg, png, gif, tiff, bmp, webp, heic, heif, pdf, svg
+
+    static func sniff<C: Collection>(_ data: C) -> SDWebImageFormat where C.Element == UInt8, C.Index == Int {
+        // `[data getBytes:&c length:1]` on empty data leaves c
+        // uninitialised; imgwarm refuses an empty body before this.
+        guard let c = data.first else { return .undefined }
+        let bytes = Array(data.prefix(12))
+        func ascii(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        switch c {
+        case 0xFF: return .jpeg
+        case 0x89: return .png
+        case 0x47: return .gif
+        case 0x49, 0x4D: return .tiff
+        case 0x42: return .bmp
+        case 0x52:
+            // `[testString hasPrefix:@"RIFF"] && [testString hasSuffix:@"WEBP"]` on 12 bytes.
+            if data.count >= 12 && ascii(0..<4) == "RIFF" && ascii(8..<12) == "WEBP" { return .webp }
+        case 0x00:
+            if data.count >= 12 {
+                switch ascii(4..<12) {
+                case "ftypheic", "ftypheix", "ftyphevc", "ftyphevx": return .heic
+                case "ftypmif1", "ftypmsf1": return .heif
+                default: break
+                }
+            }
+        case 0x25:
+            if data.count >= 4 && ascii(1..<4) == "PDF" { return .pdf }
+        case 0x3C:
+            // `</svg>` within the last 100 bytes.
+            let tail = Array(data.suffix(100)), tag = Array("</svg>".utf8)
+            if tail.count >= tag.count, (0...(tail.count - tag.count)).contains(where: { Array(tail[$0..<($0 + tag.count)]) == tag }) {
+                return .svg
+            }
+        default: break
+        }
+        return .undefined
     }
 }

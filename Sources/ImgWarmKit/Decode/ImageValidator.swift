@@ -17,6 +17,10 @@ public enum ImageValidator {
             format = sniffed
         } else if let what = ContentGuess.nonImage(bytes) {
             return .failure(ValidationFailure("not an image (\(what))"))
+        } else if let decoder = ImageFormat.sdWebImageDecoder(bytes) {
+            // No PNG or GIF signature, yet SDWebImage's coder of that format
+            // gets it: its decoder is the judge (a damaged signature fails).
+            format = decoder
         } else {
             format = .unknown
         }
@@ -61,7 +65,7 @@ public enum ImageValidator {
     /// Signature plus header: dimensions when the header gives them, and
     /// the pixel limit still applies to those.
     private static func headerOnly(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, _ options: ValidationOptions) -> Result<ImageInfo, ValidationFailure> {
-        ImageHeader.read(format, bytes).flatMap { info in
+        ImageHeader.read(format, bytes, maxPixels: options.maxPixels).flatMap { info in
             if let failure = Limits.check(info, maxPixels: options.maxPixels) { return .failure(failure) }
             return .success(info)
         }
