@@ -132,7 +132,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["ImgWarmKit", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // Issue 9: the adversarial suite (kills, concurrent runs, disk full,

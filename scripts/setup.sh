@@ -29,6 +29,8 @@ required=(
   openssl                # self-signed certificates for the TLS tests
   prometheus             # promtool checks the --metrics output in the tests
   default-jdk-headless libokhttp-java libokio-java   # OkHttp's DiskLruCache reads the glide/coil folders in the tests
+  tmux                   # the progress bar tests read a real terminal (a tmux pane)
+  time                   # GNU time: the peak RSS of the binary in the decode memory tests (and the benchmarks)
 )
 # scripts/package.sh (dpkg-shlibdeps, dpkg-gencontrol) and
 # scripts/test-package.sh (lintian, a clean Debian root with mmdebstrap, the
@@ -45,7 +47,6 @@ packaging=(
 optional=(
   curl aria2 wget2 hyperfine   # the peers in bench/bench.sh
   sqlite3                # to look into .imgwarm/state.sqlite by hand
-  time                   # peak RSS figures in the benchmarks
   valgrind               # bench/decode-cost.sh (callgrind instruction counts)
 )
 

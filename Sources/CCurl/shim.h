@@ -29,6 +29,11 @@ static inline CURLcode imgwarm_easy_setopt_share(CURL *h, CURLSH *s) { return cu
  * copy of its value. */
 static inline CURLcode imgwarm_global_init(void) { return curl_global_init(CURL_GLOBAL_ALL); }
 
+/* --limit-rate: a write callback's "keep these bytes, pause receiving", and
+ * the call that resumes the transfer (both macro expressions in curl.h). */
+static inline size_t imgwarm_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+static inline CURLcode imgwarm_easy_resume(CURL *h) { return curl_easy_pause(h, CURLPAUSE_CONT); }
+
 /* The value of response header `name` of the last request of a transfer
  * (after redirects), or NULL. The pointer lives until the next transfer on
  * the handle; copy it at once. */

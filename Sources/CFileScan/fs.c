@@ -116,6 +116,14 @@ int imgwarm_link_unnamed(int fd, int dirfd, const char *name) {
     return 0;
 }
 
+int imgwarm_malloc_trim(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}
+
 int imgwarm_malloc_thresholds(int mmap_threshold, int trim_threshold) {
 #if defined(__GLIBC__)
     return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;

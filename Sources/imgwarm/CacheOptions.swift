@@ -75,6 +75,12 @@ struct CacheOptions: ParsableArguments {
 /// and says what was expected.
 enum Parse {
     static func size(_ text: String) throws -> UInt64 { try Units.parseSize(text) }
+    /// `--limit-rate`: a size a second; the `/s` may be left out.
+    static func bandwidth(_ text: String) throws -> UInt64 {
+        var t = text.trimmingCharacters(in: .whitespaces)
+        if t.lowercased().hasSuffix("/s") { t.removeLast(2) }
+        return try Units.parseSize(t)
+    }
     static func duration(_ text: String) throws -> Double { try Units.parseDuration(text) }
 
     /// `warm --expiration`: a duration above zero, or `never`.

@@ -16,7 +16,9 @@ struct CacheVerifyCommand: ParsableCommand {
         format are listed as `PATH: unknown format (...), kept` and kept, as an app may \
         still show them (broken under --strict-formats). Files whose decoder library \
         (AVIF, HEIF, JPEG XL) cannot be opened here are listed as `PATH: not checked: \
-        no decoder, kept; REASON` and never deleted. Exit status 1 when anything \
+        no decoder, kept; REASON` and never deleted; so are images whose decoding \
+        would need more than the whole --decode-memory (`not checked: over \
+        --decode-memory, kept`). Exit status 1 when anything \
         broken, stray or not checked was found, also with --delete after removing it; \
         0 when the cache is clean.
         """
@@ -36,6 +38,13 @@ struct CacheVerifyCommand: ParsableCommand {
     @Flag(name: .customLong("strict-formats"), help: "Count formats not decoded here (and unknown ones) as broken, as warm --strict-formats refuses them.")
     var strictFormats = false
 
+    @Option(name: .customLong("decode-memory"), help: ArgumentHelp("Memory all decoders may hold at once, as for warm. [default: a quarter of the cgroup's memory limit or of RAM, at most 1GiB]", valueName: "size"), transform: Parse.size)
+    var decodeMemory: UInt64?
+
+    func validate() throws {
+        if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
+    }
+
     func run() throws {
         ErrorOutput.divertLibraryOutput(verbose: false)
         BufferAllocator.tuneForBulkBuffers()
@@ -43,6 +52,7 @@ struct CacheVerifyCommand: ParsableCommand {
         var options = ValidationOptions()
         options.maxPixels = maxPixels
         options.strictFormats = strictFormats
+        options.decodeMemory = DecodeMemoryGate(limit: decodeMemory ?? DecodeMemoryDefault.current())
         let report = try CacheVerifier(options: options).verify(cache, delete: delete)
         if json {
             let encoder = JSONEncoder()
@@ -52,7 +62,10 @@ struct CacheVerifyCommand: ParsableCommand {
             // File names are anyone's who can write the folder: escaped.
             for entry in report.broken { print(TerminalText.escaped("\(entry.path): \(entry.reason)")) }
             for entry in report.unknown { print(TerminalText.escaped("\(entry.path): unknown format (\(entry.signature)), kept")) }
-            for entry in report.unchecked { print(TerminalText.escaped("\(entry.path): not checked: no decoder, kept; \(entry.reason)")) }
+            for entry in report.unchecked {
+                let why = entry.error == nil ? "no decoder" : "over --decode-memory"
+                print(TerminalText.escaped("\(entry.path): not checked: \(why), kept; \(entry.reason)"))
+            }
             for path in report.strayTempFiles { print(TerminalText.escaped("\(path): stray temp file")) }
             print(Self.summary(report))
         }
@@ -60,10 +73,17 @@ struct CacheVerifyCommand: ParsableCommand {
         if !report.isClean { throw ExitCode(ExitStatus.entriesFailed) }
     }
 
+    /// `1 not checked (no decoder), 2 not checked (over --decode-memory), `
+    static func uncheckedCounts(_ r: CacheVerifyReport) -> String {
+        let overMemory = r.unchecked.filter { $0.error != nil }.count, noDecoder = r.unchecked.count - overMemory
+        return (noDecoder == 0 ? "" : "\(noDecoder) not checked (no decoder), ")
+            + (overMemory == 0 ? "" : "\(overMemory) not checked (over --decode-memory), ")
+    }
+
     static func summary(_ r: CacheVerifyReport) -> String {
         var line = "checked \(r.checked) \(r.checked == 1 ? "file" : "files"): \(r.broken.count) broken, "
             + (r.unknown.isEmpty ? "" : "\(r.unknown.count) of unknown format (kept), ")
-            + (r.unchecked.isEmpty ? "" : "\(r.unchecked.count) not checked (no decoder), ")
+            + uncheckedCounts(r)
             + "\(r.strayTempFiles.count) stray temp \(r.strayTempFiles.count == 1 ? "file" : "files")"
         // Unchecked files are never removed.
         if r.deleted && !(r.broken.isEmpty && r.strayTempFiles.isEmpty) {

@@ -28,14 +28,31 @@ struct WarmCommand: ParsableCommand {
             transform: { try Parse.expiration($0) })
     var expiration: KingfisherLayout.Expiration?
 
-    @Option(name: [.customShort("j"), .long], help: "Transfers in flight.")
-    var concurrency: Int = 16
+    @Option(name: [.customShort("j"), .long],
+            help: ArgumentHelp("Transfers in flight: auto (each host's limit adapts to its latency, 429s and errors, up to --max-concurrency and --per-host) or a fixed N.", valueName: "auto|n"))
+    var concurrency: ConcurrencySetting = .auto
+
+    @Option(name: .customLong("max-concurrency"), help: ArgumentHelp("With -j auto: most transfers in flight over all hosts.", valueName: "n"))
+    var maxConcurrency: Int = 256
 
     @Option(name: .customLong("per-host"), help: "Transfers in flight per host. [default: unlimited]")
     var perHost: Int?
 
+    @Option(name: .customLong("host-connections"),
+            help: ArgumentHelp("Connections per host; over HTTP/1.1 also the transfers in flight per host (HTTP/2 multiplexes on them).", valueName: "n"))
+    var hostConnections: Int = 6
+
+    @Option(name: .customLong("rate"),
+            help: ArgumentHelp("Requests a second per host (N/s or N/min), or for one host (HOST=N/s; repeatable). 429 and 503 answers lower a host's rate further.", valueName: "rate"))
+    var rates: [String] = []
+
+    @Option(name: .customLong("limit-rate"),
+            help: ArgumentHelp("Bandwidth of the whole run (SIZE/s, e.g. 1M = 1,000,000 bytes a second). [default: unlimited]", valueName: "size/s"),
+            transform: { try Parse.bandwidth($0) })
+    var limitRate: UInt64?
+
     @Option(name: .customLong("download-threads"),
-            help: ArgumentHelp("Download threads, each with its own connections and a share of -j and --per-host. [default: one per core, at most one per 8 transfers, at most 4; never more than -j, and with --per-host a number that divides it]", valueName: "n"))
+            help: ArgumentHelp("Download threads, each with its own connections and a share of -j (with auto: --max-concurrency), --per-host and --host-connections. [default: one per core, at most one per 8 transfers, at most 4; never more than those limits, and a number that divides --per-host and --host-connections]", valueName: "n"))
     var downloadThreads: Int?
 
     @Option(help: ArgumentHelp("Priority of entries without their own: high, normal or low.", valueName: "priority"))
@@ -64,6 +81,9 @@ struct WarmCommand: ParsableCommand {
 
     @Option(name: .customLong("max-pixels"), help: "Largest accepted width x height.")
     var maxPixels: UInt64 = 100_000_000
+
+    @Option(name: .customLong("decode-memory"), help: ArgumentHelp("Memory all decoders may hold at once, estimated from each image's header; an image waits for its share, one over the whole fails as too-large. [default: a quarter of the cgroup's memory limit or of RAM, at most 1GiB]", valueName: "size"), transform: Parse.size)
+    var decodeMemory: UInt64?
 
     @Flag(name: .customLong("no-validate"), help: "Store without decoding (the data must still look like an image).")
     var noValidate = false
@@ -132,13 +152,18 @@ struct WarmCommand: ParsableCommand {
         if manifests.isEmpty && retryFrom.isEmpty {
             throw ValidationError("give at least one manifest (or - for standard input, or --retry-from REPORT)")
         }
-        if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if case .fixed(let n) = concurrency, n < 1 { throw ValidationError("--concurrency must be auto or at least 1") }
+        if maxConcurrency < 1 { throw ValidationError("--max-concurrency must be at least 1") }
         if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1") }
+        if hostConnections < 1 { throw ValidationError("--host-connections must be at least 1") }
+        if limitRate == 0 { throw ValidationError("--limit-rate must be more than 0 bytes a second") }
+        do { _ = try requestRates() } catch { throw ValidationError("\(error)") }
         if let downloadThreads, downloadThreads < 1 { throw ValidationError("--download-threads must be at least 1") }
         if retries < 0 { throw ValidationError("--retries must be 0 or more") }
         if !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         if !(connectTimeout > 0) { throw ValidationError("--connect-timeout must be positive") }
         if maxPixels < 1 { throw ValidationError("--max-pixels must be at least 1") }
+        if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
         if maxFailures < 0 { throw ValidationError("--max-failures must be 0 or more") }
         if RequestPriority(name: priority) == nil { throw ValidationError("--priority must be high, normal or low") }
         if ExecutionOrder(rawValue: order.lowercased()) == nil { throw ValidationError("--order must be fifo or lifo") }
@@ -205,5 +230,55 @@ struct WarmCommand: ParsableCommand {
     func run() throws {
         let status = try WarmRun(command: self).execute()
         if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// `-j auto` or `-j N`.
+enum ConcurrencySetting: Equatable, ExpressibleByArgument {
+    case auto
+    case fixed(Int)
+
+    init?(argument: String) {
+        if argument.lowercased() == "auto" {
+            self = .auto
+        } else if let n = Int(argument) {
+            self = .fixed(n)
+        } else {
+            return nil
+        }
+    }
+
+    var defaultValueDescription: String {
+        switch self {
+        case .auto: "auto"
+        case .fixed(let n): String(n)
+        }
+    }
+}
+
+extension WarmCommand {
+    /// The `--rate` values as one rule set.
+    func requestRates() throws -> RequestRates {
+        var rates = RequestRates()
+        for text in self.rates { try rates.add(text) }
+        return rates
+    }
+
+    /// The engine's limits from -j, --max-concurrency, --per-host,
+    /// --host-connections, --rate and --limit-rate.
+    func applyLimits(to config: inout DownloaderConfiguration) throws {
+        switch concurrency {
+        case .auto:
+            config.adaptive = true
+            config.concurrency = maxConcurrency
+        case .fixed(let n):
+            config.adaptive = false
+            config.concurrency = n
+        }
+        config.perHost = perHost
+        config.hostConnections = hostConnections
+        config.rates = try requestRates()
+        // Not `map(Double.init)`: with a UInt64 that picks init(bitPattern:).
+        config.bytesPerSecond = limitRate.map { Double($0) }
     }
 }

@@ -61,14 +61,8 @@ struct WarmRun {
         plan.finalize()
 
         var config = DownloaderConfiguration()
-        config.concurrency = c.concurrency
-        config.perHost = c.perHost
+        try c.applyLimits(to: &config)
         config.loops = c.downloadThreads
-        // WarmPlan alone owns the order (priority, then FIFO or LIFO) and
-        // feeds entries in it: the engine must start them as they arrive,
-        // not re-sort what reaches it together (with LIFO that turned
-        // 29 28 27 ... into 26 27 28 29 25 ...).
-        config.order = .fifo
         config.timeout = c.timeout
         config.connectTimeout = c.connectTimeout
         config.maxBodyBytes = Int(clamping: c.maxBytes)
@@ -82,6 +76,7 @@ struct WarmRun {
         options.refresh = c.refresh
         options.retryFailed = c.retryFailed
         options.validation.maxPixels = c.maxPixels
+        options.validation.decodeMemory = DecodeMemoryGate(limit: c.decodeMemory ?? DecodeMemoryDefault.current())
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun
@@ -89,9 +84,15 @@ struct WarmRun {
         // Entries between the feeder and the end of validation: enough to
         // keep every transfer slot busy while bodies wait for a decoder, and
         // few enough that memory stays within 2 x concurrency x --max-bytes.
-        options.pipelineDepth = 2 * c.concurrency + options.validationWorkers
+        // With -j auto the ceiling (--max-concurrency) and a margin: twice
+        // 256 held up to 512 bodies for nothing where the limit stays low.
+        options.pipelineDepth = (config.adaptive ? config.concurrency + 32 : 2 * config.concurrency) + options.validationWorkers
 
-        let engine: DownloadEngine = c.dryRun ? NoNetwork() : try Downloader(configuration: config)
+        // -v: each host's limit and rate changes (set before the engine starts).
+        let limitLog = LimitLog()
+        if c.verbose && !c.quiet { config.onLimitChange = { line in limitLog.print(line) } }
+        let downloader = c.dryRun ? nil : try Downloader(configuration: config)
+        let engine: DownloadEngine = downloader ?? NoNetwork()
         // The kill tests' slow writes (a test-only store) are chosen here,
         // never inside the cache's write path.
         let store = SlowWriteStore.fromEnvironment(ProcessInfo.processInfo.environment, cache: cache)
@@ -99,6 +100,11 @@ struct WarmRun {
                                     options: options, validate: ImageValidator.validate)
         let mode = c.quiet ? .none : ProgressPrinter.Mode(rawValue: c.progress) ?? .auto
         let progress = ProgressPrinter(mode: mode, ledger: prefetcher.ledger)
+        if let downloader {
+            let meter = RequestRateMeter()
+            progress.engineStatus = { meter.text(downloader.gauge()) }
+        }
+        limitLog.sink = { line in progress.printLine("imgwarm: " + line) }
         prefetcher.onFailure = { line in progress.printLine("imgwarm: " + line) }
         if c.verbose && !c.quiet {
             let ledger = prefetcher.ledger
@@ -116,7 +122,9 @@ struct WarmRun {
             }
         }
 
-        let signals = SignalWatcher { _ in prefetcher.cancel() }
+        // A second signal exits at once: the bar is erased first, so the
+        // shell's prompt does not land on a stale bar.
+        let signals = SignalWatcher(onSignal: { _ in prefetcher.cancel() }, beforeExit: { progress.stop() })
         progress.start()
         prefetcher.run()  // shuts the engine down when done
         // The READ lines and touched dates still buffered.
@@ -125,6 +133,7 @@ struct WarmRun {
         signals.stop()
 
         var report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
+        report.hosts = downloader?.hostFigures() ?? []
         report.insecure = c.insecure
         let snap = prefetcher.ledger.snapshot()
         let succeeded = prefetcher.fatalError == nil && signals.received == nil
@@ -143,6 +152,7 @@ struct WarmRun {
         if !c.dryRun { write(c.metrics) { try report.writePrometheus(to: $0, succeeded: succeeded) } }
         if !c.quiet {
             print(ProgressPrinter.summary(snap, dryRun: c.dryRun))
+            for line in HostSummary.throttledLines(report.hosts) { print(line) }
             if let shard = plan.shard {
                 print("shard \(shard.index)/\(shard.count): \(plan.count) entries here, \(plan.outsideShard) in other shards")
             }
@@ -195,7 +205,7 @@ final class SignalWatcher: @unchecked Sendable {
         return _received
     }
 
-    init(onSignal: @escaping @Sendable (Int32) -> Void) {
+    init(onSignal: @escaping @Sendable (Int32) -> Void, beforeExit: @escaping @Sendable () -> Void = {}) {
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: DispatchQueue.global())
@@ -208,6 +218,7 @@ final class SignalWatcher: @unchecked Sendable {
                 if first {
                     onSignal(sig)
                 } else {
+                    beforeExit()
                     Glibc.exit(128 + sig)
                 }
             }
@@ -218,5 +229,20 @@ final class SignalWatcher: @unchecked Sendable {
 
     func stop() {
         for s in sources { s.cancel() }
+    }
+}
+
+/// `-v` lines of the engine's limit changes: printed above the progress
+/// bar once it exists, on stderr before.
+final class LimitLog: @unchecked Sendable {  // `sink` behind `lock`
+    private let lock = NSLock()
+    private var _sink: (@Sendable (String) -> Void)?
+    var sink: (@Sendable (String) -> Void)? {
+        get { lock.lock(); defer { lock.unlock() }; return _sink }
+        set { lock.lock(); _sink = newValue; lock.unlock() }
+    }
+
+    func print(_ line: String) {
+        if let sink { sink(line) } else { printError(line) }
     }
 }

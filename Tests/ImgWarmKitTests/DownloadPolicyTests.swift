@@ -121,47 +121,54 @@ struct DownloadPolicyTests {
         DownloadJob(key: url, request: DownloadRequest(url: url, priority: priority), arrival: arrival)
     }
 
+    /// Starts and ends every job at once, one at a time.
     private func drain(_ queue: inout RequestQueue) -> [String] {
         var started: [String] = []
-        while let j = queue.popStartable() {
+        while let j = queue.popStartable(admit: { _ in true }) {
             started.append(j.url)
-            queue.transferEnded(j)
         }
         return started
     }
 
     @Test func queueOrdersByPriorityThenArrival() {
-        for order in ExecutionOrder.allCases {
-            var queue = RequestQueue(concurrency: 1, perHost: nil, order: order)
-            let jobs = [job("http://h/l1", .low, arrival: 1), job("http://h/n1", arrival: 2), job("http://h/h1", .high, arrival: 3),
-                        job("http://h/n2", arrival: 4), job("http://h/l2", .low, arrival: 5), job("http://h/h2", .high, arrival: 6)]
-            jobs.forEach { queue.push($0) }
-            let expected = order == .fifo
-                ? ["h1", "h2", "n1", "n2", "l1", "l2"] : ["h2", "h1", "n2", "n1", "l2", "l1"]
-            #expect(drain(&queue) == expected.map { "http://h/" + $0 })
-        }
+        var queue = RequestQueue()
+        let jobs = [job("http://h/l1", .low, arrival: 1), job("http://h/n1", arrival: 2), job("http://h/h1", .high, arrival: 3),
+                    job("http://h/n2", arrival: 4), job("http://h/l2", .low, arrival: 5), job("http://h/h2", .high, arrival: 6)]
+        jobs.forEach { queue.push($0) }
+        #expect(drain(&queue) == ["h1", "h2", "n1", "n2", "l1", "l2"].map { "http://h/" + $0 })
     }
 
-    @Test func queueRespectsGlobalAndPerHostLimits() {
-        var queue = RequestQueue(concurrency: 3, perHost: 2, order: .fifo)
+    /// A host that may not start parks its jobs; the others go on in order,
+    /// and an unparked host flows again in its own order.
+    @Test func refusedHostsParkAndComeBackInOrder() {
+        var queue = RequestQueue()
         let a1 = job("http://a/1", arrival: 1), a2 = job("http://a/2", arrival: 2), a3 = job("http://a/3", arrival: 3)
         let b1 = job("http://b/1", arrival: 4), b2 = job("http://b/2", arrival: 5)
         [a1, a2, a3, b1, b2].forEach { queue.push($0) }
+        var slots = HostSlots(perHost: 2, connections: 6, adaptive: nil)
+        func admit(_ j: DownloadJob) -> Bool {
+            guard slots.mayStart(j.hostKey) else { return false }
+            slots.started(j.hostKey)
+            return true
+        }
         var started: [String] = []
-        while let j = queue.popStartable() { started.append(j.url) }
-        // a3 waits for a host slot, b1 takes the third global slot.
+        while started.count < 3, let j = queue.popStartable(admit: admit) { started.append(j.url) }
+        // a3 waits for a host slot, b1 takes the third.
         #expect(started == ["http://a/1", "http://a/2", "http://b/1"])
-        #expect(queue.inFlight == 3)
-        queue.transferEnded(b1)
-        // b's slot freed globally, a is still full: b2 goes.
-        #expect(queue.popStartable()?.url == "http://b/2")
-        queue.transferEnded(a1)
-        #expect(queue.popStartable()?.url == "http://a/3")
-        #expect(queue.popStartable() == nil)
+        #expect(queue.hasParked(a3.hostKey))
+        _ = slots.ended(b1.hostKey, latency: nil, congestion: nil, http1: true)
+        queue.unpark(b1.hostKey)
+        #expect(queue.popStartable(admit: admit)?.url == "http://b/2")
+        // a is still full: nothing else may start.
+        #expect(queue.popStartable(admit: admit) == nil)
+        _ = slots.ended(a1.hostKey, latency: nil, congestion: nil, http1: true)
+        queue.unpark(a1.hostKey)
+        #expect(queue.popStartable(admit: admit)?.url == "http://a/3")
+        #expect(queue.popStartable(admit: admit) == nil)
     }
 
     @Test func raisedJobLeavesAStaleEntryBehind() {
-        var queue = RequestQueue(concurrency: 1, perHost: nil, order: .fifo)
+        var queue = RequestQueue()
         let a = job("http://h/a", .low, arrival: 1), b = job("http://h/b", arrival: 2)
         queue.push(a)
         queue.push(b)

@@ -8,7 +8,8 @@ import TestSupport
 @Suite("Download scheduling", .serialized)
 struct DownloadSchedulingTests {
     @Test func concurrencyLimitHoldsForFiveHundredRequests() throws {
-        try withServer(testConfiguration { $0.concurrency = 8 }) { server, downloader in
+        // 8 connections allowed: -j is the limit under test, not the HTTP/1.1 cap.
+        try withServer(testConfiguration { $0.concurrency = 8; $0.hostConnections = 8 }) { server, downloader in
             let collector = ResultCollector()
             for i in 0..<500 { collector.enqueue(downloader, server.url("/slow/10/?i=\(i)")) }
             try collector.wait(timeout: 40)
@@ -114,14 +115,16 @@ struct DownloadSchedulingTests {
         }
     }
 
-    @Test func lifoReversesOrderWithinAPriority() throws {
-        try withServer(testConfiguration { $0.concurrency = 1; $0.order = .lifo }) { server, downloader in
+    /// The engine keeps the order requests reach it in (within a priority):
+    /// LIFO is the plan's business (`WarmPlan`), never the engine's.
+    @Test func startsInArrivalOrderWithinAPriority() throws {
+        try withServer(testConfiguration { $0.concurrency = 1 }) { server, downloader in
             let collector = ResultCollector()
             try saturate(server, downloader, collector)
             for i in 0..<5 { collector.enqueue(downloader, server.url("/?n\(i)")) }
             for i in 0..<2 { collector.enqueue(downloader, server.url("/?h\(i)"), priority: .high) }
             try collector.wait()
-            #expect(queriesAfterBlocker(server) == ["h1", "h0", "n4", "n3", "n2", "n1", "n0"])
+            #expect(queriesAfterBlocker(server) == ["h0", "h1", "n0", "n1", "n2", "n3", "n4"])
         }
     }
 

@@ -20,6 +20,11 @@
 //   /retry-after-date/{s}/{n}/REST  the same with an HTTP-date Retry-After.
 //   /too-many/{s}/{n}/REST     429 with `Retry-After: s` for the first n
 //                              requests to this exact path, then REST.
+//   /throttle/{n}/REST         an origin's rate limit: a token bucket of n
+//                              requests a second (burst n/10, at least 1)
+//                              shared by every /throttle/{n} path; a request
+//                              finding it empty gets 429 with Retry-After: 1,
+//                              else REST.
 //   /redirect/{n}/REST         302 (with a small HTML body) to
 //                              /redirect/{n-1}/REST; n = 0 is REST.
 //   /loop                      302 to itself, forever.
@@ -42,7 +47,9 @@
 //
 // Counters: requests per path (query excluded), total, requests open at once
 // (from request head to response end or connection close) and the largest
-// such count, and the order in which request heads arrived.
+// such count, the order in which request heads arrived and when (monotonic
+// seconds), connections open at once and the largest such count, and the
+// 429s the /throttle route sent.
 
 import Foundation
 import NIOCore
@@ -128,6 +135,14 @@ public final class TestHTTPServer: @unchecked Sendable {
     /// The most requests open at one time since start (or resetStats).
     public var maxConcurrentRequests: Int { state.snapshot { $0.maxOpen } }
     public var openRequests: Int { state.snapshot { $0.open } }
+    /// The most TCP connections open at one time since start (or resetStats).
+    public var maxOpenConnections: Int { state.snapshot { $0.maxConnections } }
+    /// When each request head arrived, in monotonic seconds, in order.
+    public func requestTimes() -> [Double] { state.snapshot { $0.times } }
+    /// 429 answers of the /throttle route.
+    public var throttledCount: Int { state.snapshot { $0.throttled.count } }
+    /// When each 429 of the /throttle route was sent, monotonic seconds.
+    public func throttleTimes() -> [Double] { state.snapshot { $0.throttled } }
     /// Request targets (path and query) in the order their heads arrived.
     public func requestLog() -> [String] { state.snapshot { $0.log } }
     /// Headers of the last request to `path`, names lowercased.
@@ -140,6 +155,9 @@ public final class TestHTTPServer: @unchecked Sendable {
             s.perPath = [:]
             s.log = []
             s.lastHeaders = [:]
+            s.times = []
+            s.maxConnections = s.connections
+            s.throttled = []
         }
     }
 
@@ -180,6 +198,38 @@ final class ServerState: @unchecked Sendable {
         var perPath: [String: Int] = [:]
         var log: [String] = []
         var lastHeaders: [String: [String: String]] = [:]
+        var times: [Double] = []
+        var connections = 0
+        var maxConnections = 0
+        var throttled: [Double] = []
+        /// /throttle/{n}: tokens and the time they were counted, by n.
+        var buckets: [Int: (tokens: Double, at: Double)] = [:]
+    }
+
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    func connectionOpened() {
+        mutate { s in
+            s.connections += 1
+            s.maxConnections = max(s.maxConnections, s.connections)
+        }
+    }
+
+    func connectionClosed() { mutate { $0.connections -= 1 } }
+
+    /// Takes a token of the /throttle/{rate} bucket; false: answer 429.
+    func takeThrottleToken(rate: Int) -> Bool {
+        mutate { s in
+            let now = Self.now()
+            let burst = max(1, Double(rate) / 10)
+            var b = s.buckets[rate] ?? (burst, now)
+            b.tokens = min(burst, b.tokens + (now - b.at) * Double(rate))
+            b.at = now
+            let ok = b.tokens >= 1
+            if ok { b.tokens -= 1 } else { s.throttled.append(now) }
+            s.buckets[rate] = b
+            return ok
+        }
     }
 
     private let lock = NSLock()
@@ -209,6 +259,7 @@ final class ServerState: @unchecked Sendable {
             s.open += 1
             s.maxOpen = max(s.maxOpen, s.open)
             s.log.append(target)
+            s.times.append(Self.now())
             var h: [String: String] = [:]
             for (name, value) in headers { h[name.lowercased()] = value }
             s.lastHeaders[path] = h
@@ -249,8 +300,14 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    func channelActive(context: ChannelHandlerContext) {
+        state.connectionOpened()
+        context.fireChannelActive()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         endRequest()
+        state.connectionClosed()
         context.fireChannelInactive()
     }
 
@@ -303,6 +360,14 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
                      body: Array("busy FAILED-RESPONSE-BODY\n".utf8))
             } else {
                 route(context: context, path: rest(after: 3), query: query, request: request, countForPath: countForPath)
+            }
+        case "throttle":
+            guard let rate = intPart(1), rate > 0 else { return notFound(context) }
+            if state.takeThrottleToken(rate: rate) {
+                route(context: context, path: rest(after: 2), query: query, request: request, countForPath: countForPath)
+            } else {
+                send(context, status: .tooManyRequests, headers: [("Retry-After", "1")],
+                     body: Array("slow down FAILED-RESPONSE-BODY\n".utf8))
             }
         case "redirect":
             guard let n = intPart(1) else { return notFound(context) }

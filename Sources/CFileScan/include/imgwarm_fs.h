@@ -87,6 +87,9 @@ int imgwarm_link_unnamed(int fd, int dirfd, const char *name);
  * <malloc.h> declares and Swift's Glibc module does not import. Returns 1
  * when both were taken; 0 elsewhere (another C library). */
 int imgwarm_malloc_thresholds(int mmap_threshold, int trim_threshold);
+/* malloc_trim(0): gives the free memory of every heap (each thread's arena
+   too) back to the kernel. 0 where glibc's allocator is not in use. */
+int imgwarm_malloc_trim(void);
 
 /* A folder opened relative to `dirfd` (AT_FDCWD: `name` is a path) with
  * O_DIRECTORY | O_NOFOLLOW: a symbolic link as the last component is

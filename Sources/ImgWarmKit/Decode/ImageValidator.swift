@@ -21,7 +21,7 @@ public enum ImageValidator {
             format = .unknown
         }
         if format.isDecodedHere {
-            if options.decode { return CodecBridge.decode(format, bytes, maxPixels: options.maxPixels) }
+            if options.decode { return decode(format, bytes, options) }
             return headerOnly(format, bytes, options)
         }
         if options.strictFormats {
@@ -33,6 +33,21 @@ public enum ImageValidator {
 
     public static func validate(_ bytes: [UInt8], options: ValidationOptions) -> Result<ImageInfo, ValidationFailure> {
         bytes.withUnsafeBytes { validate($0, options: options) }
+    }
+
+    /// A full decode, within the decode memory budget when there is one:
+    /// the image's share is taken before its decoder allocates anything.
+    private static func decode(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, _ options: ValidationOptions) -> Result<ImageInfo, ValidationFailure> {
+        guard let gate = options.decodeMemory else {
+            return CodecBridge.decode(format, bytes, maxPixels: options.maxPixels)
+        }
+        let need = DecodeMemory.estimate(format, bytes, maxPixels: options.maxPixels)
+        return gate.withShare(need) {
+            let verdict = CodecBridge.decode(format, bytes, maxPixels: options.maxPixels)
+            // Given back before the share is, or the heap would keep it.
+            if need >= BufferAllocator.releasedAfterDecode { BufferAllocator.releaseFreeMemory() }
+            return verdict
+        } ?? .failure(DecodeMemory.overBudget(format, bytes, estimate: need, limit: gate.limit))
     }
 
     /// `JPEG, PNG and GIF`: the formats decoded here, for reasons.

@@ -24,6 +24,10 @@ public struct ValidationFailure: Error, Sendable, Equatable, CustomStringConvert
         /// (AVIF, HEIF, JPEG XL: lazy_codecs.h): nothing was judged, so
         /// nothing may be stored, blamed on the URL or deleted.
         case noDecoder
+        /// Its decoder would need more memory than the whole of
+        /// `--decode-memory` (DecodeMemory): not judged either; the entry
+        /// fails as `too-large`, a cached file is kept.
+        case overDecodeMemory
     }
     public var reason: String
     public var kind: Kind
@@ -42,5 +46,8 @@ public struct ValidationOptions: Sendable {
     public var strictFormats: Bool = false
     /// false for `--no-validate`: sniffing only, no decoding.
     public var decode: Bool = true
+    /// `--decode-memory`: shared by every validation of the run, so that
+    /// the decoders together stay within it. Nil: no bound.
+    public var decodeMemory: DecodeMemoryGate?
     public init() {}
 }

@@ -10,7 +10,17 @@ final class CurlEventLoop: @unchecked Sendable {
     private let config: DownloaderConfiguration
     private let multi: UnsafeMutableRawPointer
     private var jobs = JobTable()
-    private var queue: RequestQueue
+    private var queue = RequestQueue()
+    /// Requests in flight on this thread, and per host with each host's cap.
+    private var inFlight = 0
+    private var slots: HostSlots
+    /// Shared with the other engine threads: rates, pauses, bandwidth, figures.
+    private let traffic: HostTraffic
+    private let index: Int
+    /// Hosts refused by their rate, and when to try them again (monotonic
+    /// nanoseconds).
+    private var hostWakeups: [String: UInt64] = [:]
+    private let bandwidth: CurlTransfer.Bandwidth?
     private var retries = RetryTimers()
     private let policy: RetryPolicy
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -27,14 +37,27 @@ final class CurlEventLoop: @unchecked Sendable {
     /// socket activity end it earlier.
     private static let idlePollMilliseconds: UInt64 = 1000
 
-    init(configuration: DownloaderConfiguration, name: String = "imgwarm.download") throws {
+    /// `configuration` holds this thread's shares of the limits; `index`
+    /// is its place among `loops` threads.
+    init(configuration: DownloaderConfiguration, traffic: HostTraffic, index: Int = 0, loops: Int = 1,
+         name: String = "imgwarm.download") throws {
         guard let multi = curl_multi_init() else {
             throw DownloaderError(description: "libcurl could not create a multi handle")
         }
         self.multi = multi
         self.name = name
+        self.traffic = traffic
+        self.index = index
         config = configuration
-        queue = RequestQueue(concurrency: configuration.concurrency, perHost: configuration.perHost, order: configuration.order)
+        var adaptive: ConcurrencyLimiter.Parameters?
+        if configuration.adaptive {
+            var p = ConcurrencyLimiter.Parameters()
+            p.maximum = Double(min(configuration.concurrency, configuration.perHost ?? Int.max))
+            p.initial = min(p.maximum, Double(Self.initialLimit(loops: loops)))
+            adaptive = p
+        }
+        slots = HostSlots(perHost: configuration.perHost, connections: configuration.hostConnections, adaptive: adaptive)
+        bandwidth = traffic.limitsBandwidth ? CurlTransfer.Bandwidth(traffic: traffic) : nil
         policy = RetryPolicy(configuration: configuration)
         mailbox = EngineMailbox(multi: multi)
         pool = EasyHandlePool()
@@ -42,9 +65,12 @@ final class CurlEventLoop: @unchecked Sendable {
         imgwarm_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         // Our scheduler bounds transfers; these bound sockets the same way.
         imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.concurrency)
-        if let perHost = configuration.perHost {
-            imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
-        }
+        // The polite cap on connections per host (HTTP/1.1 and HTTP/2).
+        imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.hostConnections)
+        // curl's own cap on streams per HTTP/2 connection is 100; the
+        // server's SETTINGS_MAX_CONCURRENT_STREAMS is the one that should
+        // bind, so ours is never below what this thread may have in flight.
+        imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(100, configuration.concurrency))
     }
 
     func start() {
@@ -79,11 +105,14 @@ final class CurlEventLoop: @unchecked Sendable {
                 break
             }
 
-            for job in retries.popDue(now: Self.now()) { queue.push(job) }
+            let now = Self.now()
+            for job in retries.popDue(now: now) { queue.push(job) }
+            wakeHosts(now: now)
             startTransfers()
             var stillRunning: Int32 = 0
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
+            resumePaused()
             // Slots freed above: start the next transfers before sleeping
             // (curl then returns from poll at once to drive them).
             startTransfers()
@@ -110,10 +139,49 @@ final class CurlEventLoop: @unchecked Sendable {
         queue.push(job)
     }
 
+    /// Whether `job`'s host may start one more now; if so it is counted
+    /// in flight here and in `traffic`. A host refused by its rate gets a
+    /// wakeup; one refused by its cap is woken by the next
+    /// transfer to it that ends.
+    private func admit(_ job: DownloadJob) -> Bool {
+        let host = job.hostKey
+        guard slots.mayStart(host) else { return false }
+        if hostWakeups[host] != nil { return false }
+        if let wait = traffic.admit(host, now: Self.seconds()) {
+            hostWakeups[host] = Self.now() + UInt64(max(wait, 0.000_5) * 1e9)
+            return false
+        }
+        slots.started(host)
+        return true
+    }
+
+    /// Hosts whose wait is over may start again.
+    private func wakeHosts(now: UInt64) {
+        guard !hostWakeups.isEmpty else { return }
+        for (host, due) in hostWakeups where due <= now {
+            hostWakeups[host] = nil
+            queue.unpark(host)
+        }
+    }
+
+    /// A transfer admitted by `admit` ended (or never started).
+    private func transferEnded(_ job: DownloadJob, succeeded: Bool, latency: Double? = nil,
+                               congestion: ConcurrencyLimiter.Reason? = nil, http1: Bool = false) {
+        inFlight -= 1
+        let host = job.hostKey
+        traffic.ended(host, succeeded: succeeded, now: Self.seconds())
+        if let change = slots.ended(host, latency: latency, congestion: congestion, http1: http1),
+           let line = traffic.limitChanged(host, loop: index, limit: change.to, reason: change.reason) {
+            config.onLimitChange?(line)
+        }
+        queue.unpark(host)
+    }
+
     private func startTransfers() {
-        while let job = queue.popStartable() {
+        while inFlight < config.concurrency, let job = queue.popStartable(admit: admit) {
+            inFlight += 1
             guard let (handle, fresh) = pool.take() else {
-                queue.transferEnded(job)
+                transferEnded(job, succeeded: false)
                 finish(job, .failure(failure(job, AttemptFailure(
                     errorClass: .network, status: nil, message: "libcurl could not create a handle",
                     isTransient: false))))
@@ -121,12 +189,13 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             job.attempts += 1
             if job.firstStart == nil { job.firstStart = Self.now() }
-            let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes, headers: headers)
+            let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes, headers: headers,
+                                        startedSeconds: Self.seconds(), bandwidth: bandwidth)
             transfer.configure(config, fresh: fresh)
             let added = curl_multi_add_handle(multi, handle)
             guard added == CURLM_OK else {
                 pool.give(handle)
-                queue.transferEnded(job)
+                transferEnded(job, succeeded: false)
                 finish(job, .failure(failure(job, AttemptFailure(
                     errorClass: .network, status: nil,
                     message: "libcurl refused the transfer: \(String(cString: curl_multi_strerror(added)))",
@@ -165,10 +234,47 @@ final class CurlEventLoop: @unchecked Sendable {
                 outcome = transfer.finish(code: code)
             }
             transfers[handle] = nil
+            // The last hop's figures, read before the handle is reset.
+            let latency = transfer.firstByteLatency()
+            let http1 = transfer.wasHTTP1()
             curl_multi_remove_handle(multi, handle)
             pool.give(handle)
-            queue.transferEnded(transfer.job)
+            var succeeded = false
+            var congestion: ConcurrencyLimiter.Reason?
+            switch outcome {
+            case .success, .notModified:
+                succeeded = true
+            case .failure(let attempt):
+                if attempt.status == 429 || attempt.status == 503 {
+                    congestion = .throttled
+                    if let line = traffic.throttled(transfer.job.hostKey, startedAt: transfer.startedSeconds, now: Self.seconds()) {
+                        config.onLimitChange?(line)
+                    }
+                } else if attempt.errorClass == .timeout || (attempt.errorClass == .network && attempt.isTransient) {
+                    congestion = .failed
+                }
+            }
+            transferEnded(transfer.job, succeeded: succeeded, latency: latency, congestion: congestion, http1: http1)
             resolve(transfer.job, outcome)
+        }
+    }
+
+    /// --limit-rate: transfers paused for want of bytes go on once the
+    /// bucket is positive again (resuming hands curl's kept bytes to the
+    /// write callback at once, which may pause the transfer again).
+    private func resumePaused() {
+        guard let bandwidth, !bandwidth.paused.isEmpty,
+              traffic.secondsUntilBytes(now: Self.seconds()) == 0 else { return }
+        let waiting = bandwidth.paused
+        bandwidth.paused = []
+        for (n, transfer) in waiting.enumerated() {
+            guard transfers[transfer.handle] === transfer else { continue }
+            imgwarm_easy_resume(transfer.handle)
+            if !bandwidth.paused.isEmpty {
+                // Out of bytes again: the rest wait, in their order.
+                bandwidth.paused += waiting[(n + 1)...].filter { transfers[$0.handle] === $0 }
+                break
+            }
         }
     }
 
@@ -224,12 +330,17 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Aborts transfers in flight, forgets queued and waiting jobs, and
     /// completes every caller with `.cancelled`.
     private func cancelEverything() {
-        for handle in transfers.keys {
+        for (handle, transfer) in transfers {
             curl_multi_remove_handle(multi, handle)
             pool.give(handle)
+            traffic.ended(transfer.job.hostKey, succeeded: false, now: Self.seconds())
         }
         // Frees the transfers' buffers, now that no handle points at them.
         transfers = [:]
+        bandwidth?.paused = []
+        inFlight = 0
+        slots.removeAll()
+        hostWakeups = [:]
         queue.removeAll()
         retries.removeAll()
         for job in jobs.removeAll() {
@@ -261,10 +372,13 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func pollTimeout() -> Int32 {
         var ms = Self.idlePollMilliseconds
-        if let due = retries.nextDue {
-            let now = Self.now()
-            // Round up so we never wake just before the retry is due.
-            ms = min(ms, due > now ? (due - now + 999_999) / 1_000_000 : 0)
+        let now = Self.now()
+        // Round up so we never wake just before the retry is due.
+        func until(_ due: UInt64) -> UInt64 { due > now ? (due - now + 999_999) / 1_000_000 : 0 }
+        if let due = retries.nextDue { ms = min(ms, until(due)) }
+        if let due = hostWakeups.values.min() { ms = min(ms, until(due)) }
+        if let bandwidth, !bandwidth.paused.isEmpty, let wait = traffic.secondsUntilBytes(now: Self.seconds()) {
+            ms = min(ms, UInt64((wait * 1000).rounded(.up)))
         }
         return Int32(ms)
     }
@@ -275,4 +389,9 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// A host's adaptive limit at first, per thread: today's `-j 16` split.
+    static func initialLimit(loops: Int) -> Int { max(1, 16 / max(1, loops)) }
+    /// The same clock in seconds (rates, buckets, limiter rounds).
+    static func seconds() -> Double { Double(now()) / 1e9 }
 }

@@ -28,6 +28,12 @@ final class CurlTransfer {
 
     /// The header lists of the configuration, per origin.
     private let headers: RequestHeaders
+    /// Monotonic seconds when the attempt started (a 429 to a request
+    /// started before the host's last rate cut does not cut again).
+    let startedSeconds: Double
+    /// With --limit-rate: the shared byte bucket, and the engine thread's
+    /// list of transfers paused for want of bytes.
+    private let bandwidth: Bandwidth?
     /// The URL of the request in flight (the job's, or a redirect's).
     private(set) var currentURL: String
     /// Redirects followed in this attempt (`RedirectRule`).
@@ -35,11 +41,21 @@ final class CurlTransfer {
     /// When this attempt started (its timeout covers every hop).
     private let startedAt = CurlEventLoop.now()
 
-    init(job: DownloadJob, handle: UnsafeMutableRawPointer, maxBodyBytes: Int, headers: RequestHeaders) {
+    /// --limit-rate's parts on one engine thread.
+    final class Bandwidth {
+        let traffic: HostTraffic
+        var paused: [CurlTransfer] = []
+        init(traffic: HostTraffic) { self.traffic = traffic }
+    }
+
+    init(job: DownloadJob, handle: UnsafeMutableRawPointer, maxBodyBytes: Int, headers: RequestHeaders,
+         startedSeconds: Double, bandwidth: Bandwidth?) {
         self.job = job
         self.handle = handle
         self.maxBodyBytes = maxBodyBytes
         self.headers = headers
+        self.startedSeconds = startedSeconds
+        self.bandwidth = bandwidth
         currentURL = job.url
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -60,7 +76,10 @@ final class CurlTransfer {
             // Signals are unusable for DNS timeouts in a threaded program.
             imgwarm_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
             // 16 KiB by default: a 300 KB image then takes ~20 reads and polls.
-            imgwarm_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 256 * 1024)
+            // Under --limit-rate at most a tenth of a second's bytes, so one
+            // read never takes much more than the bucket's burst.
+            let buffer = config.bytesPerSecond.map { min(256 * 1024, max(1024, Int($0 * TokenBucket.burstSeconds))) }
+            imgwarm_easy_setopt_long(h, CURLOPT_BUFFERSIZE, buffer ?? 256 * 1024)
             // Redirects are followed here, a hop at a time (RedirectRule):
             // libcurl would send every custom header to every host.
             imgwarm_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
@@ -160,6 +179,11 @@ final class CurlTransfer {
     /// The write callback's work: bytes of the final response's body.
     /// Returning less than `count` makes curl abort with CURLE_WRITE_ERROR.
     func receive(_ data: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
+        if let bandwidth, !bandwidth.traffic.receive(bytes: count, now: CurlEventLoop.seconds()) {
+            // curl keeps the bytes and hands them over again on resume.
+            bandwidth.paused.append(self)
+            return imgwarm_writefunc_pause()
+        }
         var status = 0
         imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         if status != bodyStatus {
@@ -230,6 +254,23 @@ final class CurlTransfer {
                 retryAfter: transient ? header("Retry-After").flatMap { RetryPolicy.parseRetryAfter($0) } : nil,
                 contentType: status > 0 ? stringInfo(CURLINFO_CONTENT_TYPE) : nil))
         }
+    }
+
+    /// Seconds from the request sent to its first response byte; nil when
+    /// no response came. The adaptive limit's latency sample.
+    func firstByteLatency() -> Double? {
+        var pre: curl_off_t = 0, first: curl_off_t = 0
+        guard imgwarm_easy_getinfo_off(handle, CURLINFO_PRETRANSFER_TIME_T, &pre) == CURLE_OK,
+              imgwarm_easy_getinfo_off(handle, CURLINFO_STARTTRANSFER_TIME_T, &first) == CURLE_OK,
+              first > 0, first >= pre else { return nil }
+        return Double(first - pre) / 1e6
+    }
+
+    /// Whether the last response came over HTTP/1.x (not 2 or 3).
+    func wasHTTP1() -> Bool {
+        var version = 0
+        imgwarm_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return version == Int(CURL_HTTP_VERSION_1_0) || version == Int(CURL_HTTP_VERSION_1_1)
     }
 
     private func takeBody() -> [UInt8] {

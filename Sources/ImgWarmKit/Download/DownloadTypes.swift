@@ -14,21 +14,28 @@ public enum RequestPriority: Int, Comparable, Sendable, CaseIterable, Codable {
     public var name: String { ["low", "normal", "high"][rawValue] }
 }
 
-/// SDWebImageDownloaderExecutionOrder: within one priority, the oldest
-/// request first (FIFO) or the newest first (LIFO).
-public enum ExecutionOrder: String, Sendable, CaseIterable {
-    case fifo, lifo
-}
-
 public struct DownloaderConfiguration: Sendable {
-    /// Transfers in flight at once (all hosts).
+    /// Transfers in flight at once (all hosts): the fixed limit of `-j N`,
+    /// or with `adaptive` the ceiling (`--max-concurrency`).
     public var concurrency: Int = 16
+    /// `-j auto`: each host's limit adapts to its latency and answers
+    /// (`ConcurrencyLimiter`), up to `concurrency` and `perHost`.
+    public var adaptive = false
     /// Transfers in flight per host; nil for no limit.
     public var perHost: Int? = nil
+    /// Connections per host (curl's CURLMOPT_MAX_HOST_CONNECTIONS over all
+    /// engine threads). Over HTTP/1.1 also the requests in flight per host;
+    /// HTTP/2 multiplexes its streams on them.
+    public var hostConnections: Int = 6
+    /// `--rate`: requests a second, for every host or per host.
+    public var rates = RequestRates()
+    /// `--limit-rate`: bytes a second for the whole run; nil for no cap.
+    public var bytesPerSecond: Double? = nil
     /// Engine threads, each with its own curl multi handle and a share of
     /// the limits above; nil picks them (`LoopSplit`).
     public var loops: Int? = nil
-    public var order: ExecutionOrder = .fifo
+    /// `-v`: a line per host whenever its limit or rate moves (any thread).
+    public var onLimitChange: (@Sendable (String) -> Void)? = nil
     /// Whole-request timeout per attempt, seconds.
     public var timeout: Double = 15
     public var connectTimeout: Double = 10
@@ -157,6 +164,31 @@ public struct DownloadFailure: Error, Sendable, CustomStringConvertible {
         self.contentType = contentType
     }
     public var description: String { message }
+}
+
+/// One host's traffic over a run (JSON report, metrics, summary).
+public struct HostFigures: Sendable, Equatable {
+    /// `scheme://host:port`.
+    public var host: String
+    /// Attempts started.
+    public var requests: Int
+    /// Answers 429 or 503.
+    public var throttledResponses: Int
+    /// Times those answers lowered the host's rate.
+    public var rateCuts: Int
+    /// `--rate` for the host, requests a second.
+    public var configuredRate: Double?
+    /// The rate in force at the end because of 429/503 (nil: never throttled).
+    public var throttledRate: Double?
+    /// The lowest rate a 429/503 set.
+    public var lowestRate: Double?
+    /// `-j auto`: the adaptive limit at the end and at its highest (all threads).
+    public var concurrencyLimit: Int?
+    public var peakConcurrencyLimit: Int?
+    /// The most requests in flight to the host at once.
+    public var peakInFlight: Int
+
+    public var wasThrottled: Bool { throttledResponses > 0 }
 }
 
 public enum DownloadResult: Sendable {

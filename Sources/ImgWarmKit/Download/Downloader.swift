@@ -11,19 +11,29 @@ public final class Downloader: @unchecked Sendable {
     /// How the limits are divided between the engine threads.
     public let split: LoopSplit
     private let loops: [CurlEventLoop]
+    /// Rates, pauses, the bandwidth bucket and per-host figures, shared by the loops.
+    private let traffic: HostTraffic
 
     public init(configuration: DownloaderConfiguration) throws {
         try configuration.validate()
         try CurlGlobal.initialize()
         self.configuration = configuration
         let split = LoopSplit(concurrency: configuration.concurrency, perHost: configuration.perHost,
-                              requested: configuration.loops, cores: ProcessInfo.processInfo.activeProcessorCount)
+                              requested: configuration.loops, cores: ProcessInfo.processInfo.activeProcessorCount,
+                              hostConnections: configuration.hostConnections)
         self.split = split
+        let traffic = HostTraffic(rates: configuration.rates, bytesPerSecond: configuration.bytesPerSecond,
+                                  loops: split.count,
+                                  initialLimit: configuration.adaptive ? CurlEventLoop.initialLimit(loops: split.count) : 0,
+                                  now: CurlEventLoop.seconds())
+        self.traffic = traffic
         loops = try split.shares.enumerated().map { index, share in
             var part = configuration
             part.concurrency = share.concurrency
             part.perHost = share.perHost
-            return try CurlEventLoop(configuration: part, name: split.count == 1 ? "imgwarm.download" : "imgwarm.download.\(index)")
+            part.hostConnections = share.hostConnections ?? configuration.hostConnections
+            return try CurlEventLoop(configuration: part, traffic: traffic, index: index, loops: split.count,
+                                     name: split.count == 1 ? "imgwarm.download" : "imgwarm.download.\(index)")
         }
         for loop in loops { loop.start() }
     }
@@ -40,6 +50,12 @@ public final class Downloader: @unchecked Sendable {
             completion(.failure(CurlEventLoop.cancelledFailure(attempts: 0, elapsed: 0)))
         }
     }
+
+    /// Requests in flight now and attempts started so far (the progress line).
+    public func gauge() -> (inFlight: Int, started: Int) { traffic.gauge() }
+
+    /// Each host's requests, throttling and limits so far (reports).
+    public func hostFigures() -> [HostFigures] { traffic.figures(now: CurlEventLoop.seconds()) }
 
     /// Requests queued + waiting for a retry + in flight (callers use it for
     /// backpressure). Each `enqueue` counts until its completion has returned.
@@ -116,6 +132,8 @@ extension DownloaderConfiguration {
         func fail(_ text: String) throws -> Never { throw DownloaderError(description: text) }
         if concurrency < 1 { try fail("concurrency must be at least 1") }
         if let perHost, perHost < 1 { try fail("per-host limit must be at least 1") }
+        if hostConnections < 1 { try fail("connections per host must be at least 1") }
+        if let b = bytesPerSecond, !(b > 0 && b.isFinite) { try fail("bandwidth limit must be a positive number of bytes a second") }
         if !(timeout > 0 && timeout.isFinite) { try fail("timeout must be a positive number of seconds") }
         if !(connectTimeout > 0 && connectTimeout.isFinite) { try fail("connect timeout must be a positive number of seconds") }
         if maxBodyBytes < 0 { try fail("maximum body size must not be negative") }

@@ -15,6 +15,8 @@ public struct LoopSplit: Equatable, Sendable {
     public struct Share: Equatable, Sendable {
         public var concurrency: Int
         public var perHost: Int?
+        /// Connections per host (`--host-connections`), nil when not split.
+        public var hostConnections: Int? = nil
     }
 
     public let shares: [Share]
@@ -32,19 +34,22 @@ public struct LoopSplit: Equatable, Sendable {
     /// one loop per core, at most one per `transfersPerLoop` transfers, at
     /// most `maxAutomaticLoops`. Either way never more loops than
     /// `concurrency` or `perHost`, so every share is at least 1.
-    public init(concurrency: Int, perHost: Int?, requested: Int?, cores: Int) {
+    /// `hostConnections` is divided like `perHost` (each loop has its own
+    /// connections).
+    public init(concurrency: Int, perHost: Int?, requested: Int?, cores: Int, hostConnections: Int? = nil) {
         let wanted = requested ?? min(max(1, cores), max(1, concurrency / Self.transfersPerLoop), Self.maxAutomaticLoops)
-        var loops = max(1, min(wanted, concurrency, perHost ?? Int.max))
+        var loops = max(1, min(wanted, concurrency, perHost ?? Int.max, hostConnections ?? Int.max))
         // Equal per-host shares: URLs of one host spread evenly over the
         // loops, so with shares of 2 and 1 the loop allowed 1 would finish
         // its half last, at 1.5x the time of one loop allowed 3.
-        if let perHost {
-            while perHost % loops != 0 { loops -= 1 }
+        while perHost.map({ $0 % loops != 0 }) ?? false || hostConnections.map({ $0 % loops != 0 }) ?? false {
+            loops -= 1
         }
         totalConcurrency = concurrency
         shares = (0..<loops).map { i in
             Share(concurrency: Self.part(concurrency, of: loops, index: i),
-                  perHost: perHost.map { Self.part($0, of: loops, index: i) })
+                  perHost: perHost.map { Self.part($0, of: loops, index: i) },
+                  hostConnections: hostConnections.map { Self.part($0, of: loops, index: i) })
         }
     }
 

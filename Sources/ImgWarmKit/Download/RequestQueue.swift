@@ -1,21 +1,26 @@
 import Collections
 
-/// Decides which queued job starts next: highest priority first, FIFO or LIFO
-/// within a priority, at most `concurrency` in flight and at most `perHost`
-/// per host. Heaps with lazy deletion keep every operation O(log n), so
+/// Decides which queued job starts next: highest priority first, then in
+/// arrival order. The caller (the engine thread's scheduler) says whether a
+/// job's host may start one more now; a job whose host may not is parked
+/// under its host, and `unpark` brings that host's next job back when the
+/// host may start again (a transfer ended, its limit rose, its rate has a
+/// token). Heaps with lazy deletion keep every operation O(log n), so
 /// thousands of queued requests cost a few dozen bytes each.
+///
+/// The order of entries is the caller's (`WarmPlan` feeds them in the
+/// plan's order, FIFO or LIFO); the queue never reverses it.
 struct RequestQueue {
     struct Entry: Comparable {
         let priority: Int
-        /// Arrival for FIFO, negated arrival for LIFO: smaller runs first.
-        let order: Int64
+        let arrival: UInt64
         let token: UInt64
         let job: DownloadJob
 
         /// `a < b`: a runs before b (the heap's minimum runs next).
         static func < (a: Entry, b: Entry) -> Bool {
             if a.priority != b.priority { return a.priority > b.priority }
-            if a.order != b.order { return a.order < b.order }
+            if a.arrival != b.arrival { return a.arrival < b.arrival }
             return a.token < b.token
         }
         static func == (a: Entry, b: Entry) -> Bool { a.token == b.token }
@@ -23,23 +28,10 @@ struct RequestQueue {
         var isLive: Bool { job.state == .queued && job.queueToken == token }
     }
 
-    let concurrency: Int
-    let perHost: Int?
-    let lifo: Bool
-
     private var ready = Heap<Entry>()
-    /// Entries whose host was at its limit when they came up, by host; one
-    /// returns to `ready` each time a transfer to that host ends.
+    /// Entries whose host could not start when they came up, by host.
     private var parked: [String: Heap<Entry>] = [:]
-    private var inFlightByHost: [String: Int] = [:]
-    private(set) var inFlight = 0
     private var nextToken: UInt64 = 0
-
-    init(concurrency: Int, perHost: Int?, order: ExecutionOrder) {
-        self.concurrency = concurrency
-        self.perHost = perHost
-        self.lifo = order == .lifo
-    }
 
     /// Queues `job` at its priority and arrival (a retry keeps its arrival,
     /// so it keeps its place in line).
@@ -47,8 +39,7 @@ struct RequestQueue {
         nextToken += 1
         job.queueToken = nextToken
         job.state = .queued
-        let order = lifo ? -Int64(truncatingIfNeeded: job.arrival) : Int64(truncatingIfNeeded: job.arrival)
-        ready.insert(Entry(priority: job.priority.rawValue, order: order, token: nextToken, job: job))
+        ready.insert(Entry(priority: job.priority.rawValue, arrival: job.arrival, token: nextToken, job: job))
     }
 
     /// A queued job joined by a caller of higher priority moves to that
@@ -61,31 +52,28 @@ struct RequestQueue {
         push(job)
     }
 
-    /// The next job allowed to start, now counted in flight; nil when the
-    /// limits are reached or nothing startable is queued.
-    mutating func popStartable() -> DownloadJob? {
-        while inFlight < concurrency, let entry = ready.popMin() {
+    /// The next job whose host `admit` lets start (it is then counted by
+    /// the caller and marked in flight); nil when nothing startable is
+    /// queued. `admit` is asked once per entry that comes up; entries of a
+    /// refused host are parked. A job that starts brings its host's next
+    /// parked job back, so a host keeps flowing until it refuses.
+    mutating func popStartable(admit: (DownloadJob) -> Bool) -> DownloadJob? {
+        while let entry = ready.popMin() {
             guard entry.isLive else { continue }
             let host = entry.job.hostKey
-            if let limit = perHost, inFlightByHost[host, default: 0] >= limit {
+            guard admit(entry.job) else {
                 parked[host, default: Heap()].insert(entry)
                 continue
             }
-            inFlight += 1
-            if perHost != nil { inFlightByHost[host, default: 0] += 1 }
             entry.job.state = .inFlight
+            unpark(host)
             return entry.job
         }
         return nil
     }
 
-    /// A transfer of `job` ended (whatever the outcome): frees its slots.
-    mutating func transferEnded(_ job: DownloadJob) {
-        inFlight -= 1
-        guard perHost != nil else { return }
-        let host = job.hostKey
-        let left = inFlightByHost[host, default: 1] - 1
-        inFlightByHost[host] = left > 0 ? left : nil
+    /// Brings `host`'s next parked job back into line.
+    mutating func unpark(_ host: String) {
         guard var waiting = parked.removeValue(forKey: host) else { return }
         while let entry = waiting.popMin() {
             if entry.isLive {
@@ -96,12 +84,12 @@ struct RequestQueue {
         if !waiting.isEmpty { parked[host] = waiting }
     }
 
-    /// Forgets every queued entry (cancellation). Slots of transfers still
-    /// in flight are released by `transferEnded` or `removeAll`.
+    /// Whether jobs of `host` wait in the parked heap.
+    func hasParked(_ host: String) -> Bool { parked[host] != nil }
+
+    /// Forgets every queued entry (cancellation).
     mutating func removeAll() {
         ready = Heap()
         parked = [:]
-        inFlightByHost = [:]
-        inFlight = 0
     }
 }

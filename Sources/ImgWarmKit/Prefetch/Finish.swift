@@ -129,12 +129,13 @@ public enum Finish {
             // login page), so the report keeps it for failures too.
             out.response = ResponseFacts(contentType: response.contentType, vary: response.vary)
             switch validation {
-            case .failure(let why)? where why.kind == .noDecoder:
+            case .failure(let why)? where why.kind == .noDecoder || why.kind == .overDecodeMemory:
                 // Failed (it is not cached), but never on the failed-URL
-                // list: installing the library is the fix, and the next
-                // run must then fetch it.
+                // list: installing the library, or a larger
+                // --decode-memory, is the fix, and the next run must then
+                // fetch it.
                 out.entry.outcome = .failed
-                out.entry.error = .noDecoder
+                out.entry.error = why.kind == .noDecoder ? .noDecoder : .tooLarge
                 out.reason = why.reason
                 out.announce = true
                 return out

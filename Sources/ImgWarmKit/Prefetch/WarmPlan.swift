@@ -203,17 +203,29 @@ public final class WarmPlan {
 
     /// Entries whose digest prefixes are equal: the same key (so the same
     /// cache file) unless the 64-bit prefixes collide. Within each group of
-    /// equal keys the highest priority wins, then the first line.
+    /// equal keys the highest priority wins, then the first line. Linear in
+    /// the group: a manifest may repeat one line a million times (the old
+    /// pairwise removal took 182 CPU-s for that), so each key is read once
+    /// and looked up in a table of the distinct keys seen (almost always one).
     private func resolveDuplicates(_ group: ArraySlice<UInt32>) {
-        var remaining = Array(group)
-        while let first = remaining.first {
-            let key = self.key(Int(first))
-            let same = remaining.filter { $0 == first || self.key(Int($0)) == key }
-            remaining.removeAll { same.contains($0) }
-            guard same.count > 1 else { continue }
-            var winner = same[0]
-            for k in same.dropFirst() where priority(Int(k)).rawValue > priority(Int(winner)).rawValue { winner = k }
-            for k in same where k != winner { duplicateOf[k] = winner }
+        // `group` is in line order (the sort breaks ties by index), so the
+        // first entry of a key that reaches the highest priority wins.
+        var distinct: [String: Int] = [:]
+        var winners: [UInt32] = []
+        var keyOf = [Int](repeating: 0, count: group.count)
+        for (position, index) in group.enumerated() {
+            let key = self.key(Int(index))
+            if let known = distinct[key] {
+                keyOf[position] = known
+                if priority(Int(index)).rawValue > priority(Int(winners[known])).rawValue { winners[known] = index }
+            } else {
+                distinct[key] = winners.count
+                keyOf[position] = winners.count
+                winners.append(index)
+            }
+        }
+        for (position, index) in group.enumerated() where winners[keyOf[position]] != index {
+            duplicateOf[index] = winners[keyOf[position]]
         }
     }
 
@@ -288,4 +300,12 @@ struct ChunkedArray<Element> {
     subscript(i: Int) -> Element {
         chunks[i / Self.chunkLength][i % Self.chunkLength]
     }
+}
+
+/// SDWebImageDownloaderExecutionOrder: within one priority, the oldest
+/// entry first (FIFO) or the newest first (LIFO). The plan alone applies
+/// it (`WarmPlan.order`); the download engine starts what it is given in
+/// the order it arrives.
+public enum ExecutionOrder: String, Sendable, CaseIterable {
+    case fifo, lifo
 }

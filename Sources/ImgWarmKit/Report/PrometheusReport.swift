@@ -22,6 +22,20 @@ extension RunReport {
         metric("imgwarm_downloaded_bytes", "Bytes downloaded by the last warm run.", "gauge", [("", "\(snap.bytesDownloaded)")])
         metric("imgwarm_entry_bytes", "Bytes of all entries of the last warm run (cached ones included).", "gauge", [("", "\(snap.bytesTotal)")])
         metric("imgwarm_duration_seconds", "Wall time of the last warm run.", "gauge", [("", String(format: "%.3f", snap.elapsed))])
+        if !hosts.isEmpty {
+            func perHost(_ value: (HostFigures) -> String?) -> [(String, String)] {
+                hosts.compactMap { h in value(h).map { ("host=\(Prometheus.label(h.host))", $0) } }
+            }
+            metric("imgwarm_host_requests", "Requests started per host by the last warm run.", "gauge", perHost { "\($0.requests)" })
+            metric("imgwarm_host_throttled_responses", "Answers 429 or 503 per host in the last warm run.", "gauge",
+                   perHost { "\($0.throttledResponses)" })
+            metric("imgwarm_host_rate_limit", "Requests a second a host was held to at the end of the last warm run (--rate, or lowered by 429/503).",
+                   "gauge", perHost { h in [h.configuredRate, h.throttledRate].compactMap { $0 }.min().map { String(format: "%.2f", $0) } })
+            metric("imgwarm_host_concurrency_limit", "Adaptive limit of requests in flight per host at the end of the last warm run (-j auto).",
+                   "gauge", perHost { $0.concurrencyLimit.map(String.init) })
+            metric("imgwarm_host_peak_in_flight", "Most requests in flight at once per host in the last warm run.", "gauge",
+                   perHost { "\($0.peakInFlight)" })
+        }
         let now = Date().timeIntervalSince1970
         metric("imgwarm_last_run_timestamp_seconds", "When the last warm run ended.", "gauge", [("", String(format: "%.0f", now))])
         var lastSuccess: Double? = succeeded ? now : Prometheus.previousValue(of: "imgwarm_last_success_timestamp_seconds", in: path)

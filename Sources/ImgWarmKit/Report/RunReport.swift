@@ -7,6 +7,8 @@ public struct RunReport {
     public let ledger: RunLedger
     public let cache: DiskCache
     public let dryRun: Bool
+    /// Each host's traffic (`Downloader.hostFigures()`); empty on a dry run.
+    public var hosts: [HostFigures] = []
     /// The run did not verify TLS certificates (`--insecure`): the JSON
     /// report says so at its top level.
     public var insecure = false
@@ -90,6 +92,19 @@ public struct RunReport {
         try emitProblems(before: nil)
     }
 
+    /// `{"host": ..., "requests": 812, "throttled_responses": 3, "rate_cuts": 1,
+    /// "configured_rate": null, "throttled_rate": 180.0, "lowest_rate": 180.0,
+    /// "concurrency_limit": 24, "peak_concurrency_limit": 64, "peak_in_flight": 64}`
+    static func json(_ h: HostFigures) -> String {
+        func num(_ d: Double?) -> String { d.map { String(format: "%.2f", $0) } ?? "null" }
+        func int(_ i: Int?) -> String { i.map(String.init) ?? "null" }
+        return "{\"host\": \(JSON.string(h.host)), \"requests\": \(h.requests), \"throttled_responses\": \(h.throttledResponses)"
+            + ", \"rate_cuts\": \(h.rateCuts), \"configured_rate\": \(num(h.configuredRate))"
+            + ", \"throttled_rate\": \(num(h.throttledRate)), \"lowest_rate\": \(num(h.lowestRate))"
+            + ", \"concurrency_limit\": \(int(h.concurrencyLimit)), \"peak_concurrency_limit\": \(int(h.peakConcurrencyLimit))"
+            + ", \"peak_in_flight\": \(h.peakInFlight)}"
+    }
+
     private func manifestName(_ s: ManifestSource) -> String {
         let p = s.fileIndex < plan.manifestPaths.count ? plan.manifestPaths[s.fileIndex] : "?"
         return p == "-" ? "<stdin>" : p
@@ -116,6 +131,7 @@ public struct RunReport {
         }
         let snap = ledger.snapshot()
         w.write(first ? "],\n" : "\n  ],\n")
+        w.write("  \"hosts\": [" + hosts.map { "\n    " + Self.json($0) }.joined(separator: ",") + (hosts.isEmpty ? "],\n" : "\n  ],\n"))
         var totals = "  \"totals\": {\"entries\": \(snap.total)"
         for o in Outcome.allCases where o != .pending && (dryRun || !o.isDryRun) {
             totals += ", \(JSON.string(o.name)): \(snap[o])"

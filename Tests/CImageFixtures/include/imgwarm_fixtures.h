@@ -39,6 +39,10 @@ typedef enum {
 int iwf_jpeg(uint32_t width, uint32_t height, int kind, int quality, int markers,
              uint32_t seed, iwf_buffer *out);
 
+/* A smooth gradient, 4:4:4, quality 90 (large_fixtures.c): a 4000x4000
+   progressive JPEG is a small file whose decoder needs 96 MB. */
+int iwf_jpeg_smooth(uint32_t width, uint32_t height, int progressive, iwf_buffer *out);
+
 /* frames > 1 adds a NETSCAPE2.0 loop extension; frames after the first
    cover the centre quarter of the screen, or, with last_outside, the last
    one hangs past the screen's right and bottom edges. */

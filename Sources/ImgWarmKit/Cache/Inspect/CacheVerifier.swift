@@ -12,9 +12,14 @@ public struct BrokenCacheEntry: Sendable, Equatable, Codable {
     public var path: String
     /// One line: `empty file`, `truncated JPEG: premature end of data`, ...
     public var reason: String
-    public init(path: String, reason: String) {
+    /// An unchecked entry's error class when it is not `no-decoder`:
+    /// `too-large` for an image over `--decode-memory` (absent from the
+    /// JSON otherwise).
+    public var error: String?
+    public init(path: String, reason: String, error: String? = nil) {
         self.path = path
         self.reason = reason
+        self.error = error
     }
 }
 
@@ -161,7 +166,8 @@ public struct CacheVerifier: Sendable {
                         }
                     }
                 case .unknown(let signature): report.unknown.append(UnknownCacheEntry(path: pending.path, signature: signature))
-                case .unchecked(let reason): report.unchecked.append(BrokenCacheEntry(path: pending.path, reason: reason))
+                case .unchecked(let reason, let error):
+                    report.unchecked.append(BrokenCacheEntry(path: pending.path, reason: reason, error: error))
                 }
             }
             for pending in batch { pending.file?.close() }
@@ -231,8 +237,10 @@ public struct CacheVerifier: Sendable {
         case broken(String)
         /// Kept: of a format unknown here (the signature, for the listing).
         case unknown(String)
-        /// Kept: its decoder library cannot be opened here (the reason).
-        case unchecked(String)
+        /// Kept: its decoder library cannot be opened here, or it needs
+        /// more than the whole decode memory budget (the reason, and
+        /// `too-large` for the latter).
+        case unchecked(String, error: String? = nil)
     }
 
     /// Validates a batch on several threads; each result slot is written by
@@ -270,6 +278,8 @@ public struct CacheVerifier: Sendable {
                 return .unknown(bytes.withUnsafeBytes { ContentGuess.signature($0) })
             case .success: return nil
             case .failure(let failure) where failure.kind == .noDecoder: return .unchecked(failure.reason)
+            case .failure(let failure) where failure.kind == .overDecodeMemory:
+                return .unchecked(failure.reason, error: EntryError.tooLarge.name)
             case .failure(let failure): return .broken(failure.reason)
             }
         }

@@ -1,0 +1,129 @@
+/// The adaptive limit of one host on one engine thread (`-j auto`): how
+/// many requests to that host may be in flight. A latency-based limiter in
+/// the manner of TCP Vegas, with a gradient decrease (Netflix
+/// concurrency-limits' Gradient2): requests are grouped in rounds of about
+/// `limit` completions (one round trip's worth); at the end of a round its
+/// mean latency is compared with the host's no-load latency (`baseline`,
+/// the lowest round mean seen):
+///
+/// - mean within `tolerance x baseline + slack` and the round used at least
+///   half the limit: grow, doubling per round at first (slow start) and by
+///   sqrt(limit) per round after it (a queue's worth of probing);
+/// - mean above it: shrink in proportion (`limit x acceptable / mean`, at
+///   most by a quarter a round, never below `initial` on latency alone)
+///   and end slow start. Our own thread's stalls on a loaded machine read
+///   as latency too: latency alone never takes a host below today's
+///   `-j 16`, only the origin's explicit signals do;
+/// - a 429 or 503 halves the limit, a timeout or reset takes a quarter off;
+///   at most once per round, since every request already in flight when
+///   the first answer came may answer the same.
+///
+/// The latency is the time from the request sent to its first byte
+/// (CURLINFO_STARTTRANSFER - PRETRANSFER): server time plus network plus
+/// queueing, without connection set-up or body size. Pure: the caller
+/// passes samples and gets the changes. docs/download-engine.md explains
+/// the parameters.
+struct ConcurrencyLimiter: Equatable, Sendable {
+    struct Parameters: Equatable, Sendable {
+        /// Where a host starts (per engine thread): today's `-j 16` split.
+        var initial: Double = 8
+        var minimum: Double = 1
+        var maximum: Double = 128
+        /// How much the round mean may exceed the no-load latency before
+        /// the limit shrinks: 2 = twice (1.5, Gradient2's default, read a
+        /// loaded client's scheduling stalls as queueing and collapsed).
+        var tolerance: Double = 2
+        /// The most a round's latency may shrink the limit by.
+        var latencyBackoff: Double = 0.75
+        /// Seconds added to the acceptable latency, so that the jitter of a
+        /// sub-millisecond (loopback, LAN) origin is not read as queueing.
+        var slack: Double = 0.005
+        /// Factor after a 429 or 503.
+        var throttleBackoff: Double = 0.5
+        /// Factor after a timeout or a reset.
+        var failureBackoff: Double = 0.75
+        /// Fewest completions in a round (the mean of fewer is noise).
+        var minimumRound: Int = 4
+    }
+
+    enum Reason: String, Sendable {
+        case slowStart = "slow start"
+        case latencyHeld = "latency held"
+        case latencyRose = "latency rose"
+        case throttled = "429/503"
+        case failed = "timeouts/resets"
+    }
+
+    struct Change: Equatable, Sendable {
+        let from: Int
+        let to: Int
+        let reason: Reason
+    }
+
+    let parameters: Parameters
+    private(set) var limit: Double
+    private(set) var slowStart = true
+    /// Seconds: the lowest round mean latency seen (no-load latency).
+    private(set) var baseline: Double?
+    private var roundCount = 0
+    private var roundSum = 0.0
+    /// The most requests in flight seen during the round: a round that
+    /// never came near its limit says nothing about a larger one.
+    private var roundPeak = 0
+    private var round: UInt64 = 0
+    private var lastDecreaseRound: UInt64?
+
+    init(_ parameters: Parameters) {
+        self.parameters = parameters
+        limit = min(max(parameters.initial, parameters.minimum), parameters.maximum)
+    }
+
+    /// The whole number of requests allowed in flight.
+    var current: Int { max(1, Int(limit)) }
+
+    /// One completed request's latency (seconds), with `inFlight` requests
+    /// to the host in flight when it ended (itself included). Returns the
+    /// change when the round ended with one.
+    mutating func sample(latency: Double, inFlight: Int) -> Change? {
+        roundCount += 1
+        roundSum += latency
+        roundPeak = max(roundPeak, inFlight)
+        guard roundCount >= max(parameters.minimumRound, current) else { return nil }
+        let mean = roundSum / Double(roundCount)
+        let used = roundPeak * 2 >= current
+        roundCount = 0
+        roundSum = 0
+        roundPeak = 0
+        round += 1
+        let base = min(baseline ?? mean, mean)
+        baseline = base
+        let acceptable = base * parameters.tolerance + parameters.slack
+        if mean <= acceptable {
+            guard used else { return nil }
+            if slowStart {
+                return set(limit * 2, .slowStart)
+            }
+            return set(limit + max(1, limit.squareRoot()), .latencyHeld)
+        }
+        slowStart = false
+        lastDecreaseRound = round
+        let floor = min(limit, parameters.initial)
+        return set(max(floor, limit * max(parameters.latencyBackoff, acceptable / mean)), .latencyRose)
+    }
+
+    /// A 429/503 (`.throttled`) or a timeout/reset (`.failed`).
+    mutating func congestion(_ reason: Reason) -> Change? {
+        if let lastDecreaseRound, lastDecreaseRound == round { return nil }
+        lastDecreaseRound = round
+        slowStart = false
+        let factor = reason == .throttled ? parameters.throttleBackoff : parameters.failureBackoff
+        return set(limit * factor, reason)
+    }
+
+    private mutating func set(_ value: Double, _ reason: Reason) -> Change? {
+        let before = current
+        limit = min(max(value, parameters.minimum), parameters.maximum)
+        let after = current
+        return before == after ? nil : Change(from: before, to: after, reason: reason)
+    }
+}
