@@ -537,3 +537,150 @@ func runBoundByPermissions(_ args: [String], why: String) throws -> (status: Int
     let run = try BinaryRunner.run(args)
     return (run.status, run.stdout + run.stderr)
 }
+
+/// The same guarantees for the layouts with an index (issue 22 for issue
+/// 25's layouts): a DiskLruCache journal (Glide, Coil) and
+/// flutter_cache_manager's database. Their journal, database and value
+/// files are named relative to the cache folder's descriptor without
+/// following a link; what is at a value's name counts only under the
+/// iOS layouts' rule (a regular file; in a shared folder, one of this user);
+/// stores replace whatever is at the name.
+@Suite(.serialized) struct IndexLayoutEntryNames {
+    struct Layout: Sendable, CustomStringConvertible {
+        var name: String
+        /// Value files per entry (DiskLruCacheWrapper.java:23-24, Glide 1;
+        /// Coil 3 RealDiskCache.kt:23-24, 2); 0: flutter, one file per row.
+        var valueCount: Int
+        /// The file the app never follows a link at: `journal`, or
+        /// flutter's database (sqflite opens `libCachedImageData.db`,
+        /// flutter_cache_manager cache_object_provider.dart).
+        var indexFile: String
+        var description: String { name }
+    }
+    static let layouts = [Layout(name: "glide", valueCount: 1, indexFile: "journal"),
+                          Layout(name: "coil", valueCount: 2, indexFile: "journal"),
+                          Layout(name: "flutter", valueCount: 0, indexFile: "libCachedImageData.db")]
+
+    static func cachePaths(_ f: WarmFixture, _ layout: Layout, _ urls: [String]) throws -> [String] {
+        let r = try BinaryRunner.run(["cache", "path", "--cache", f.cache, "--layout", layout.name, "--"] + urls)
+        return r.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// Every value file of the entry whose image file is `imagePath`
+    /// (`<key>.0`, `<key>.1`; flutter: the one file).
+    static func valueFiles(_ imagePath: String, _ layout: Layout) -> [String] {
+        guard layout.valueCount > 0 else { return [imagePath] }
+        let key = String(imagePath.dropLast(2))
+        return (0..<layout.valueCount).map { "\(key).\($0)" }
+    }
+
+    /// A link planted at an entry's value files (to an image outside, which
+    /// a following lookup counted as `cached`) is no entry: the next warm
+    /// downloads it and the name holds a regular file with the served bytes;
+    /// the image outside is untouched.
+    @Test(arguments: layouts) func aLinkAtAnEntryNameIsNotCachedAndIsReplaced(_ layout: Layout) throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(3)
+        let manifest = f.writeManifest(urls)
+        let first = try f.warm([manifest, "--layout", layout.name])
+        #expect(first.status == 0, "\(first.stderr)")
+        let victim = Victim(in: f.dir)
+        let victimImage = victim.dir + "/image.png"
+        FileManager.default.createFile(atPath: victimImage, contents: Data(TinyPNG.make(seed: 1)))
+        let before = victim.snapshot()
+        let image = try #require(Self.cachePaths(f, layout, [urls[0]]).first)
+        #expect(isRegularFile(image), "\(image)")
+        for file in Self.valueFiles(image, layout) {
+            try FileManager.default.removeItem(atPath: file)
+            try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: victimImage)
+        }
+        let again = try f.warm([manifest, "--layout", layout.name, "--report", f.dir + "/r.json"])
+        #expect(again.status == 0, "\(again.stderr)")
+        let outcomes = try f.report(f.dir + "/r.json").entries.map { $0["outcome"] as? String }
+        #expect(outcomes == ["downloaded", "cached", "cached"], "a link at an entry's name counted as cached")
+        let stored = try #require(Self.cachePaths(f, layout, [urls[0]]).first)
+        for file in Self.valueFiles(stored, layout) { #expect(isRegularFile(file), "\(file)") }
+        #expect(FileManager.default.contents(atPath: stored).map([UInt8].init) == f.served["/img/0.png"])
+        if layout.valueCount == 0 {
+            // flutter: the new file has a new name; the link is removed (never what it points to).
+            #expect(stored != image && !isSymlink(image) && !FileManager.default.fileExists(atPath: image))
+        }
+        #expect(victim.snapshot() == before)
+        let third = try f.warm([manifest, "--layout", layout.name, "--report", f.dir + "/r2.json"])
+        #expect(third.status == 0)
+        #expect(try f.report(f.dir + "/r2.json").entries.map { $0["outcome"] as? String } == ["cached", "cached", "cached"])
+    }
+
+    /// A link at `journal` (or at flutter's database): one line naming it,
+    /// exit 3, and the file it points to is neither read into the cache nor
+    /// appended to; no entry is written. For warm, prune and stats.
+    @Test(arguments: layouts) func aLinkAtTheIndexIsRefused(_ layout: Layout) throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(2)
+        let manifest = f.writeManifest(urls)
+        try FileManager.default.createDirectory(atPath: f.cache, withIntermediateDirectories: true)
+        let victim = Victim(in: f.dir)
+        let before = victim.snapshot()
+        let target = victim.dir + "/notes.txt"
+        try FileManager.default.createSymbolicLink(atPath: f.cache + "/" + layout.indexFile, withDestinationPath: target)
+        let line = "\(f.cache)/\(layout.indexFile): is a symbolic link; imgwarm does not follow one here"
+        let warm = try f.warm([manifest, "--layout", layout.name])
+        #expect(warm.status == 3, "\(warm.stderr)")
+        #expect(warm.stderr.contains(line), "\(warm.stderr)")
+        #expect(warm.stderr.split(separator: "\n").count == 1, "\(warm.stderr)")
+        for command in [["prune", "--max-objects", "1"], ["stats"]] {
+            var args = ["cache"] + command.prefix(1) + ["--cache", f.cache, "--layout", layout.name] + command.dropFirst(1)
+            if layout.name != "flutter" && command[0] == "prune" { args = ["cache", "prune", "--cache", f.cache, "--layout", layout.name, "--max-size", "1"] }
+            let r = try BinaryRunner.run(args)
+            #expect(r.status == 3, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains(line), "\(args): \(r.stderr)")
+        }
+        #expect(isSymlink(f.cache + "/" + layout.indexFile))
+        #expect(f.cacheFiles().filter { $0 != layout.indexFile && $0 != "libCachedImageData" }.isEmpty, "\(f.cacheFiles())")
+        #expect(victim.snapshot() == before)
+    }
+
+    /// A neighbour writes an entry's value files while its download is
+    /// under way (the server holds the response 1.5 s): the run replaces
+    /// them, and the next run finds the entry `cached`. (flutter picks a
+    /// new unguessable file name at each store: nothing can be planted
+    /// there before it exists.)
+    @Test(arguments: layouts.filter { $0.valueCount > 0 }, [false, true])
+    func aFilePlantedDuringTheDownloadIsReplaced(_ layout: Layout, _ cacheHeldEntries: Bool) throws {
+        let f = try WarmFixture()
+        let png = TinyPNG.make(width: 30, height: 20, seed: 7)
+        f.server.setFile("/img/slow.png", bytes: png, contentType: "image/png")
+        let url = f.server.url("/slow/1500/img/slow.png")
+        let manifest = f.writeManifest([url])
+        if cacheHeldEntries {
+            let other = f.writeManifest(f.servePNGs(1), name: "other.txt")
+            #expect(try f.warm([other, "--layout", layout.name]).status == 0)
+        }
+        let image = try #require(Self.cachePaths(f, layout, [url]).first)
+        let planted = Data("<html>not the image</html>\n".utf8)
+        let warm = try BinaryRunner.start(["warm", manifest, "--cache", f.cache, "--layout", layout.name, "--progress", "none",
+                                           "--report", f.dir + "/r.json"])
+        #expect(f.server.waitFor(timeout: 10) { $0.requestCount(path: "/slow/1500/img/slow.png") > 0 })
+        usleep(200_000)
+        for file in Self.valueFiles(image, layout) {
+            #expect(FileManager.default.createFile(atPath: file, contents: planted))
+        }
+        let r = warm.wait(timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try f.report(f.dir + "/r.json").entries[0]["outcome"] as? String == "downloaded")
+        #expect(FileManager.default.contents(atPath: image).map([UInt8].init) == png, "the name holds bytes imgwarm did not write")
+        for file in Self.valueFiles(image, layout) {
+            #expect(FileManager.default.contents(atPath: file) != planted, "\(file) kept the planted bytes")
+        }
+        // The journal's CLEAN line gives the lengths of the files now there.
+        let journal = try String(contentsOfFile: f.cache + "/journal", encoding: .utf8)
+        let key = (image as NSString).lastPathComponent.dropLast(2)
+        let clean = try #require(journal.split(separator: "\n").last { $0.hasPrefix("CLEAN \(key) ") })
+        let lengths = clean.split(separator: " ").dropFirst(2).map { Int($0) }
+        let sizes = Self.valueFiles(image, layout).map { FileManager.default.contents(atPath: $0)?.count }
+        #expect(lengths == sizes, "\(clean)")
+        let again = try f.warm([manifest, "--layout", layout.name, "--report", f.dir + "/r2.json"])
+        #expect(again.status == 0)
+        #expect(try f.report(f.dir + "/r2.json").entries[0]["outcome"] as? String == "cached")
+    }
+}

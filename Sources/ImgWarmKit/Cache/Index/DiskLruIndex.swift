@@ -55,10 +55,13 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     private var nextTouch = 1
     private var loaded = false
     private var writable = false
+    /// The cache folder's descriptor (O_NOFOLLOW): the journal and every
+    /// value file are named relative to it.
     private var folderFD: Int32 = -1
+    private var folder: FolderHandle?
+    private let folders: IndexFolders
     private var journalFD: Int32 = -1
     private var pendingReads: [UInt8] = []
-    private let tempCounter = AtomicCounter()
 
     static let journalName = "journal"
     static let tempName = "journal.tmp"
@@ -75,11 +78,12 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         self.defaultMaxSize = defaultMaxSize
         self.layoutName = layoutName
         self.metadata = metadata
+        folders = IndexFolders(directory: directory)
     }
 
     deinit {
         if journalFD >= 0 { Glibc.close(journalFD) }
-        if folderFD >= 0 { Glibc.close(folderFD) }
+        // folderFD belongs to `folder`, closed with it.
     }
 
     /// `<key>` of a value file name `<key>.<n>`.
@@ -98,15 +102,22 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     }
 
     private func openLocked(writable: Bool) throws {
-        if folderFD < 0 {
-            folderFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if folderFD < 0 {
-                let e = errno
-                if e == ENOENT && !writable {
-                    loaded = true  // no folder: an empty cache
-                    return
-                }
-                throw CacheError(path: directory, reason: "cannot open: \(errnoString(e))", errno: e)
+        if folder == nil {
+            do {
+                let handle = try folders.root(create: writable)
+                folder = handle
+                folderFD = handle.fd
+            } catch let error as CacheError where error.errno == ENOENT && !writable {
+                loaded = true  // no folder: an empty cache
+                return
+            }
+        }
+        // A link at `journal` or `journal.bkp` is refused before anything
+        // is read, renamed or appended: by path, the journal's lines would
+        // be read from, and appended to, a file anywhere.
+        for name in [Self.journalName, Self.backupName] {
+            if let reason = IndexFolders.notARegularFile(name, in: folderFD) {
+                throw CacheError(path: directory + "/" + name, reason: reason, errno: ELOOP)
             }
         }
         if writable {
@@ -157,9 +168,15 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         CacheError(path: directory + "/" + name, reason: "\(what): \(errnoString(e))", errno: e)
     }
 
+    /// The one-line refusal when a link (or another non-file) took `name`
+    /// since the check at open, else `error`.
+    private func refusedOr(_ name: String, _ error: CacheError) -> CacheError {
+        IndexFolders.notARegularFile(name, in: folderFD).map { CacheError(path: directory + "/" + name, reason: $0, errno: ELOOP) } ?? error
+    }
+
     private func readJournal(_ name: String) throws -> DiskLruJournal.Contents {
         let fd = openat(folderFD, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw failure(name, "cannot read") }
+        guard fd >= 0 else { throw refusedOr(name, failure(name, "cannot read")) }
         defer { Glibc.close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -194,7 +211,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     private func openAppend() throws {
         if journalFD >= 0 { Glibc.close(journalFD) }
         journalFD = openat(folderFD, Self.journalName, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
-        if journalFD < 0 { throw failure(Self.journalName, "cannot open for appending") }
+        if journalFD < 0 { throw refusedOr(Self.journalName, failure(Self.journalName, "cannot open for appending")) }
     }
 
     /// Under the journal lock: our descriptor still writes to `journal`
@@ -298,17 +315,25 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         lock.lock()
         ensureLoaded()
         let entry = contents.entries[key]
+        let folder = self.folder
         lock.unlock()
-        guard let entry, entry.readable, !entry.dirty else { return nil }
-        // `get`: every value file must exist ("A file must have been
-        // deleted manually!").
+        guard let entry, entry.readable, !entry.dirty, let folder,
+              let size = entryFilesSize(key, in: folder) else { return nil }
+        return (directory + "/\(key).\(imageValue)", size)
+    }
+
+    /// `get`: every value file must exist ("A file must have been deleted
+    /// manually!"); and, as for the iOS layouts, each must count under
+    /// `DiskCache.countsAsEntry` (a regular file, not followed; in a folder
+    /// others may write, one of this user): a link planted at `<key>.1` is
+    /// no entry, and the next store replaces it. The image value's length.
+    private func entryFilesSize(_ key: String, in folder: FolderHandle) -> Int64? {
         var imageSize: Int64 = 0
         for i in 0..<journal.valueCount {
-            var st = stat()
-            guard stat(directory + "/\(key).\(i)", &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-            if i == imageValue { imageSize = Int64(st.st_size) }
+            guard let size = IndexFolders.entryFileSize("\(key).\(i)", in: folder) else { return nil }
+            if i == imageValue { imageSize = size }
         }
-        return (directory + "/\(key).\(imageValue)", imageSize)
+        return imageSize
     }
 
     public func recordHit(_ name: CacheEntryName) {
@@ -329,23 +354,24 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                       keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
         let key = key(of: name)
         let meta = journal.valueCount > 1 ? metadata(response) : []
-        // The values, in temp files first: no lock is held while bytes are copied.
-        var temps: [String] = []
+        // The cache folder is open (and the journal read) before any byte
+        // is written: the temp files are renamed relative to it.
+        lock.lock()
+        do {
+            if !writable { try openLocked(writable: true) }
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        lock.unlock()
+        // The values, in temp files first: no lock is held while bytes are
+        // copied. Temp names are unpredictable, in imgwarm's private folder.
+        var temps: [(folder: FolderHandle, name: String)] = []
         var lengths: [Int64] = []
-        defer { for t in temps { unlink(t) } }  // renamed ones are gone already
+        defer { for t in temps { unlinkat(t.folder.fd, t.name, 0) } }  // renamed ones are gone already
         for i in 0..<journal.valueCount {
-            let temp = directory + "/.imgwarm/tmp/" + DiskCache.tempPrefix + "v\(tempCounter.next()).tmp"
-            let fd = Glibc.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-            if fd < 0 {
-                let e = errno
-                if e == ENOENT {
-                    // A concurrent `cache clear --all` removed the state folder.
-                    try DiskCache.makeDirectories(directory + "/.imgwarm/tmp")
-                    return try store(bytes, as: name, response: response, keepExisting: keepExisting, write: write)
-                }
-                throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
-            }
-            temps.append(temp)
+            let (tempFolder, tempName, fd) = try folders.createTemp(tag: "v")
+            temps.append((tempFolder, tempName))
             var e: Int32
             if i == imageValue {
                 e = write(fd, bytes)
@@ -362,20 +388,28 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         defer { lock.unlock() }
         if !writable { try openLocked(writable: true) }
         // DiskLruCacheWrapper.put: "if data was written while we were
-        // trying to get the lock, we can simply abort".
-        if keepExisting, let entry = contents.entries[key], entry.readable, !entry.dirty { return }
+        // trying to get the lock, we can simply abort" -- when what the
+        // journal says was written is still there as trusted files; a link
+        // or a neighbour's file at a value's name is replaced below.
+        if keepExisting, let entry = contents.entries[key], entry.readable, !entry.dirty,
+           let folder, entryFilesSize(key, in: folder) != nil { return }
         try withJournalLock {
             try reopenIfReplaced()
             // Pending READ lines go first, in the same write.
             try append(pendingReads + Array(DiskLruJournal.dirtyLine(key).utf8))
             pendingReads.removeAll(keepingCapacity: true)
+            // rename(2) replaces whatever is at the name (a file, a link:
+            // the link itself, never where it points).
             for (i, temp) in temps.enumerated() {
-                if renameat(AT_FDCWD, temp, folderFD, "\(key).\(i)") != 0 {
+                if renameat(temp.folder.fd, temp.name, folderFD, "\(key).\(i)") != 0 {
                     let e = errno
                     // `completeEdit(success: false)` of a new entry: REMOVE.
                     for j in 0..<journal.valueCount { unlinkat(folderFD, "\(key).\(j)", 0) }
                     try? append(Array(DiskLruJournal.removeLine(key).utf8))
                     contents.entries[key] = nil
+                    if e == EISDIR || e == ENOTEMPTY || e == EEXIST {
+                        throw CacheError(path: directory + "/\(key).\(i)", reason: "a folder is at the entry's name; imgwarm does not replace it", errno: e)
+                    }
                     throw CacheError(path: directory + "/\(key).\(i)", reason: "rename failed: \(errnoString(e))", errno: e)
                 }
             }

@@ -26,12 +26,18 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     private var lastUUIDTime: UInt64 = 0
     private let clockSequence = UInt16.random(in: 0...0x3FFF)
     private let node = UInt64.random(in: 0...0xFFFF_FFFF_FFFF)
-    private let tempCounter = AtomicCounter()
+    /// The cache folder and `.imgwarm/tmp`, opened with O_NOFOLLOW.
+    private let folders: IndexFolders
+    /// `libCachedImageData/`, opened relative to the cache folder without
+    /// following a link: every file of a row is named relative to it.
+    private var filesHandle: FolderHandle?
+    private var retiredFiles: [FolderHandle] = []
 
     static let touchBatch = 256
 
     init(directory: String) {
         self.directory = directory
+        folders = IndexFolders(directory: directory)
     }
 
     /// `CacheObjectProvider.open`'s `onCreate` (version 3).
@@ -59,8 +65,23 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
 
     private func openLocked(writable: Bool) throws {
         if queue != nil && (self.writable || !writable) { return }
-        var st = stat()
-        if !writable && stat(databasePath, &st) != 0 {
+        let root: FolderHandle
+        do {
+            root = try folders.root(create: writable)
+        } catch let error as CacheError where error.errno == ENOENT && !writable {
+            loaded = true  // no folder: an empty cache
+            return
+        }
+        // SQLite opens the database (and its rollback journal) by path and
+        // follows a link: a link at either name is refused before it does,
+        // as the state database refuses one (`StateStore.restrictMode`).
+        let dbName = FlutterLayout.storeKey + ".db"
+        for name in [dbName, dbName + "-journal"] {
+            if let reason = IndexFolders.notARegularFile(name, in: root.fd) {
+                throw CacheError(path: directory + "/" + name, reason: reason, errno: ELOOP)
+            }
+        }
+        if !writable && !DiskCache.exists(dbName, in: root.fd) {
             loaded = true  // no database: an empty cache
             return
         }
@@ -117,10 +138,31 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             throw CacheError(path: databasePath, reason: "\(error)")
         }
         if writable {
-            try DiskCache.makeDirectories(filesDirectory)
+            filesHandle = try DiskCache.makeFolder(FlutterLayout.storeKey, in: root.fd, path: filesDirectory)
             self.writable = true
+        } else if filesHandle == nil, DiskCache.exists(FlutterLayout.storeKey, in: root.fd) {
+            filesHandle = try FolderHandle.open(FlutterLayout.storeKey, in: root.fd, path: filesDirectory, listing: true)
         }
         loaded = true
+    }
+
+    private func currentFiles() -> FolderHandle? {
+        lock.lock()
+        defer { lock.unlock() }
+        return filesHandle
+    }
+
+    /// `libCachedImageData/` made and opened again after it was removed
+    /// during the run (`cache clear`).
+    private func reopenFiles(replacing old: FolderHandle) throws -> FolderHandle {
+        let root = try folders.root(create: true)
+        lock.lock()
+        defer { lock.unlock() }
+        if let current = filesHandle, current !== old { return current }
+        let handle = try DiskCache.makeFolder(FlutterLayout.storeKey, in: root.fd, path: filesDirectory)
+        retiredFiles.append(old)
+        filesHandle = handle
+        return handle
     }
 
     private func currentQueue() -> DatabaseQueue? {
@@ -146,12 +188,20 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         return file(row)
     }
 
-    /// `CacheStore._fileExists`: a row whose file is gone is no entry.
+    /// `CacheStore._fileExists`: a row whose file is gone is no entry; nor,
+    /// as for the iOS layouts, one whose file does not count under
+    /// `DiskCache.countsAsEntry` (a link, not followed; a neighbour's file
+    /// in a folder others may write), nor a relativePath that leaves the
+    /// files folder.
     private func file(_ row: Row) -> (path: String, size: Int64)? {
-        let path = filesDirectory + "/" + row.relativePath
-        var st = stat()
-        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return (path, Int64(st.st_size))
+        guard Self.isPlainName(row.relativePath), let files = currentFiles(),
+              let size = IndexFolders.entryFileSize(row.relativePath, in: files) else { return nil }
+        return (filesDirectory + "/" + row.relativePath, size)
+    }
+
+    /// One name inside the files folder: no `/`, not `.` or `..`.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/")
     }
 
     public func recordHit(_ name: CacheEntryName) {
@@ -197,19 +247,18 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         let key = name.storedName
         let received = response?.receivedAt ?? Self.nowMilliseconds()
         let relativePath = newUUID() + FlutterLayout.fileExtension(contentType: response?.contentType)
-        let temp = directory + "/.imgwarm/tmp/" + DiskCache.tempPrefix + "f\(tempCounter.next()).tmp"
-        let fd = Glibc.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT {
-                try DiskCache.makeDirectories(directory + "/.imgwarm/tmp")
-                return try store(bytes, as: name, response: response, keepExisting: keepExisting, write: write)
-            }
-            throw CacheError(path: temp, reason: "cannot create temp file: \(errnoString(e))", errno: e)
+        lock.lock()
+        do {
+            if !writable { try openLocked(writable: true) }
+        } catch {
+            lock.unlock()
+            throw error
         }
+        lock.unlock()
+        let (tempFolder, tempName, fd) = try folders.createTemp(tag: "f")
         var e = write(fd, bytes)
         if Glibc.close(fd) != 0 && e == 0 { e = errno }
-        defer { unlink(temp) }  // gone once renamed
+        defer { unlinkat(tempFolder.fd, tempName, 0) }  // gone once renamed
         if e != 0 { throw CacheError(path: filesDirectory + "/" + relativePath, reason: "write failed: \(errnoString(e))", errno: e) }
 
         lock.lock()
@@ -217,6 +266,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             do { try openLocked(writable: true) } catch { lock.unlock(); throw error }
         }
         let queue = self.queue!
+        var files = filesHandle!
         lock.unlock()
         let final = filesDirectory + "/" + relativePath
         var replaced: String?
@@ -224,24 +274,29 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             try queue.inTransaction(.immediate) { db in
                 let existing = try Self.row(db, key: key)
                 if keepExisting, let existing, self.file(existing) != nil { return .commit }
-                if rename(temp, final) != 0 {
+                // Relative to the files folder's descriptor; rename(2)
+                // replaces whatever is at the (new, unguessable) name.
+                if renameat(tempFolder.fd, tempName, files.fd, relativePath) != 0 {
                     let e = errno
                     if e == ENOENT {
                         // The files folder went (`cache clear`): made again.
-                        try DiskCache.makeDirectories(filesDirectory)
-                        if rename(temp, final) == 0 { return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced) }
+                        files = try self.reopenFiles(replacing: files)
+                        if renameat(tempFolder.fd, tempName, files.fd, relativePath) == 0 {
+                            return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced)
+                        }
                     }
-                    throw CacheError(path: final, reason: "rename failed: \(errnoString(errno))", errno: errno)
+                    let failed = errno
+                    throw CacheError(path: final, reason: "rename failed: \(errnoString(failed))", errno: failed)
                 }
                 return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced)
             }
         } catch let error as CacheError {
             throw error
         } catch {
-            unlink(final)
+            unlinkat(files.fd, relativePath, 0)
             throw CacheError(path: databasePath, reason: "\(error)")
         }
-        if let replaced, replaced != relativePath { unlink(filesDirectory + "/" + replaced) }
+        if let replaced, replaced != relativePath, Self.isPlainName(replaced) { unlinkat(files.fd, replaced, 0) }
     }
 
     /// The row `WebHelper._manageResponse` then `CacheStore.putFile` leave:
@@ -276,12 +331,13 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             do { try openLocked(writable: true) } catch { lock.unlock(); throw error }
         }
         let queue = self.queue!
+        let files = filesHandle
         lock.unlock()
         try queue.inTransaction(.immediate) { db in
             try db.execute(sql: "DELETE FROM cacheObject WHERE relativePath = ?", arguments: [relativePath])
             return .commit
         }
-        unlink(path)
+        if let files, Self.isPlainName(relativePath) { unlinkat(files.fd, relativePath, 0) }
     }
 
     public func plannedPath(for name: CacheEntryName) -> String { filesDirectory + "/" }
@@ -315,6 +371,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         try open(writable: !options.dryRun)
         try close()
         guard let queue = currentQueue() else { return result }
+        let files = currentFiles()
         let work: (Database) throws -> Void = { db in
             let rows = try GRDB.Row.fetchAll(db, sql: "SELECT _id, key, relativePath, touched, length FROM cacheObject")
             result.entriesBefore = rows.count
@@ -333,8 +390,9 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             for (id, (row, reason)) in doomed.sorted(by: { $0.key < $1.key }) {
                 let key: String = row["key"]
                 if options.pinned.contains(key) { continue }
-                let path = self.filesDirectory + "/" + (row["relativePath"] as String)
-                if !options.dryRun { unlink(path) }
+                let relativePath: String = row["relativePath"]
+                let path = self.filesDirectory + "/" + relativePath
+                if !options.dryRun, let files, Self.isPlainName(relativePath) { unlinkat(files.fd, relativePath, 0) }
                 removedIDs.append(id)
                 result.removed.append(.init(path: path, bytes: row["length"] as Int64? ?? 0, reason: reason))
             }
@@ -346,11 +404,12 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             })
             // Orphans: no concurrent store is between its rename and its
             // commit while this transaction holds the write lock.
-            for name in DiskCache.listDirectory(self.filesDirectory) where !name.hasPrefix(".") && !kept.contains(name) {
+            let names = files.map { DiskCache.listDirectory($0.fd) } ?? []
+            for name in names where !name.hasPrefix(".") && !kept.contains(name) {
                 let path = self.filesDirectory + "/" + name
                 var st = stat()
-                guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-                if !options.dryRun { unlink(path) }
+                guard let files, fstatat(files.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                if !options.dryRun { unlinkat(files.fd, name, 0) }
                 result.removed.append(.init(path: path, bytes: Int64(st.st_size), reason: "no database row names it"))
             }
             let remaining = rows.filter { !removedIDs.contains($0["_id"]) }
