@@ -125,7 +125,7 @@ struct CachePruneCommand: ParsableCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             out.write(String(decoding: try encoder.encode(result), as: UTF8.self))
         } else {
-            if dryRun { for r in result.removed { out.write("\(r.path): \(r.reason) (\(r.bytes) bytes)") } }
+            if dryRun { for r in result.removed { out.write("\(TerminalText.escaped(r.path)): \(r.reason) (\(r.bytes) bytes)") } }
             out.write(result.summary)
         }
         out.flush()

@@ -57,6 +57,19 @@ import TestSupport
         #expect(f.remaining() == [".imgwarm/keep.txt", ".imgwarm/lock", ".imgwarm/tmp/1-1.tmp", "newer.jpg", "newest.jpg", pinName].sorted())
     }
 
+    /// A neighbour's file name with ESC, BEL and a newline (a forged line)
+    /// reaches the dry-run listing escaped, as every other output does.
+    @Test func dryRunListingEscapesFileNames() throws {
+        let f = try PruneFixture()
+        let realNow = Int64(Date().timeIntervalSince1970 * 1e9)
+        try f.file("e\u{1B}]0;PWNED\u{07}\nforged.png", atime: realNow - 40 * PruneFixture.day)
+        let dry = try imgwarm(["cache", "prune", "--cache", f.directory, "--max-age", "1d", "--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(!dry.stdout.contains("\u{1B}") && !dry.stdout.contains("\u{07}"), "\(dry.stdout)")
+        #expect(!dry.stdout.contains("\nforged.png"), "a file name must not start a line of its own")
+        #expect(dry.stdout.contains("expired  e\\x1B]0;PWNED\\x07 forged.png"), "\(dry.stdout)")
+    }
+
     @Test func exitStatuses() throws {
         let f = try PruneFixture()
         let noLimit = try imgwarm(["cache", "prune", "--cache", f.directory])

@@ -23,7 +23,8 @@ public enum PruneReport {
     public static func listing(_ r: PruneResult, _ write: (String) -> Void) {
         for removal in r.removals {
             let label = removal.reason == .expired ? "expired" : "trimmed #\(removal.rank)"
-            write("\(label)  \(r.path(of: removal))")
+            // A name in a shared folder is anyone's text: escaped like server bytes.
+            write("\(label)  \(TerminalText.escaped(r.path(of: removal)))")
         }
     }
 
