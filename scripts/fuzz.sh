@@ -39,20 +39,33 @@ module CImageCodecs {
 }
 MAP
 
+# CFileScan: the decoders hand freed memory back through its malloc_trim
+# wrapper (Support/BufferAllocator.swift) after a large decode.
+mkdir -p "$out/module-fs"
+build clang "${cflags[@]}" -I Sources/CFileScan/include -c Sources/CFileScan/fs.c -o "$out/obj/fs.o"
+cat > "$out/module-fs/module.modulemap" <<MAP
+module CFileScan {
+    header "$PWD/Sources/CFileScan/include/imgwarm_fs.h"
+    export *
+}
+MAP
+
 swiftflags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 5)
 echo "fuzz: building the manifest target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzManifest -o "$out/fuzz-manifest" \
   -Xcc -fmodule-map-file="$PWD/Sources/CCurl/module.modulemap" \
   fuzz/harness/ManifestFuzz.swift fuzz/harness/Shims.swift \
   Sources/ImgWarmKit/Prefetch/Manifest.swift \
-  Sources/ImgWarmKit/Download/DownloadTypes.swift Sources/ImgWarmKit/Download/RequestHeaderRules.swift \
+  Sources/ImgWarmKit/Download/DownloadTypes.swift Sources/ImgWarmKit/Download/RequestHeaderRules.swift Sources/ImgWarmKit/Download/RequestRates.swift \
   Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/TerminalText.swift Sources/ImgWarmKit/Support/Version.swift \
   Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift \
   -lcurl
 echo "fuzz: building the image target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \
-  -Xcc -fmodule-map-file="$out/module/module.modulemap" \
-  fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift "${objs[@]}" \
+  -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
+  fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift \
+  Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift \
+  "${objs[@]}" "$out/obj/fs.o" \
   -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
 echo "fuzz: building the png-inflate target" >&2
 build clang -fsanitize=fuzzer,address -O1 -g -I Sources/CImageCodecs/include -o "$out/fuzz-png-inflate" \
