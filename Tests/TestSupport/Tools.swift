@@ -107,8 +107,3 @@ extension Trait where Self == ConditionTrait {
         .enabled(if: try prerequisiteAvailable(available(), reason), Comment(rawValue: reason), sourceLocation: sourceLocation)
     }
 }
-
-/// The earlier form of the rule, for tests written against it: under CI
-/// the test runs and its own `#require` must fail it.
-@available(*, deprecated, message: "use .needs(_:_:) or .needsTools(_:for:), which skip and fail by the one rule")
-public func runsOrFailsUnderCI(_ available: Bool) -> Bool { (try? prerequisiteAvailable(available, "")) ?? true }
