@@ -54,7 +54,8 @@ struct WarmRun {
 
         var options = WarmOptions()
         options.refresh = c.refresh
-        options.retryFailed = c.retryFailed
+        // --retry-from names entries that failed: fetching them is its point.
+        options.retryFailed = c.retryFailed || !c.retryFrom.isEmpty
         options.validation.maxPixels = c.maxPixels
         options.validation.decodeMemory = DecodeMemoryGate(limit: c.decodeMemory ?? DecodeMemoryDefault.current())
         options.validation.strictFormats = c.strictFormats
@@ -115,10 +116,13 @@ struct WarmRun {
         var report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
         report.hosts = downloader?.hostFigures() ?? []
         report.insecure = c.insecure
+        if c.junit != nil, prefetcher.ledger.snapshot()[.blocked] > 0, let rows = try? state?.failedURLs() {
+            report.earlierFailures = Dictionary(rows.map { ($0.url, $0) }, uniquingKeysWith: { a, _ in a })
+        }
         let snap = prefetcher.ledger.snapshot()
         var ending = WarmEnding(fatal: prefetcher.fatalError, signal: signals.received,
                                 uniqueCount: plan.uniqueCount, outsideShard: plan.outsideShard,
-                                hadProblems: !plan.problems.isEmpty, failed: snap[.failed], maxFailures: c.maxFailures,
+                                hadProblems: !plan.problems.isEmpty, failed: snap[.failed], blocked: snap[.blocked], maxFailures: c.maxFailures,
                                 done: snap.done, total: snap.total)
         // The metrics say whether the run succeeded, before any report is written.
         let succeeded = WarmExit.decide(ending).status == ExitStatus.success

@@ -63,7 +63,8 @@ import TestSupport
         #expect(f.cacheFiles().count == 3)  // nothing of the broken ones stored
 
         let second = try f.warm([manifest, "--report", report])
-        #expect(second.status == 0)  // blocked is not a failure
+        #expect(second.status == 1)  // blocked entries are missing from the cache
+        #expect(second.stdout.contains("2 blocked (failed before: --retry-failed fetches them)"), "\(second.stdout)")
         #expect(f.server.requestCount(path: "/broken.png") == 1)
         let blocked = try f.report(report).entries.filter { $0["outcome"] as? String == "blocked" }
         #expect(blocked.count == 2)
@@ -242,6 +243,9 @@ import TestSupport
         let next = Dictionary(uniqueKeysWithValues: try f.report(report).entries.map { ($0["url"] as! String, $0) })
         #expect(next[f.server.url("/status/404")]?["outcome"] as? String == "blocked")
         #expect(next[f.server.url("/status/503")]?["outcome"] as? String == "failed")
+        // A local limit (--max-bytes) is not the URL's fault: fetched again.
+        #expect(next[f.server.url("/huge/5000000")]?["outcome"] as? String == "failed")
+        #expect(next[f.server.url("/html")]?["outcome"] as? String == "blocked")
     }
 
     @Test func clearAllIsRefusedWhileAWarmRuns() throws {
@@ -340,7 +344,7 @@ import TestSupport
         f.server.setFile("/bad.gif", bytes: Array("GIF89a-not-really".utf8), contentType: "image/gif")
         let manifest = f.writeManifest([f.server.url("/bad.gif")])
         #expect(try f.warm([manifest]).status == 1)
-        #expect(try f.warm([manifest]).status == 0)  // blocked
+        #expect(try f.warm([manifest]).status == 1)  // blocked: still missing
         #expect(f.server.requestCount(path: "/bad.gif") == 1)
         let clear = try BinaryRunner.run(["cache", "failed", "--clear", "--cache", f.cache])
         #expect(clear.stdout == "removed 1 URL from the failed-URL list\n")

@@ -17,6 +17,10 @@ import Glibc
         (WarmEnding(uniqueCount: 3, failed: 2, maxFailures: 2), 0, nil),
         (WarmEnding(uniqueCount: 3, failed: 3, maxFailures: 2), 1, nil),
         (WarmEnding(uniqueCount: 3, reportWriteFailed: true), 1, nil),
+        // Blocked entries are missing from the cache: failures.
+        (WarmEnding(uniqueCount: 3, blocked: 1), 1, nil),
+        (WarmEnding(uniqueCount: 3, failed: 1, blocked: 1, maxFailures: 1), 1, nil),
+        (WarmEnding(uniqueCount: 3, failed: 1, blocked: 1, maxFailures: 2), 0, nil),
         // A shard that got nothing of the manifest succeeds.
         (WarmEnding(uniqueCount: 0, outsideShard: 5), 0, nil),
         (WarmEnding(uniqueCount: 0), 2, "no entries in the manifests"),

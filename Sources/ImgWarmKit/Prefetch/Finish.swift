@@ -98,8 +98,9 @@ public enum Finish {
             if let type = failure.contentType { out.response = ResponseFacts(contentType: type, vary: nil) }
             out.entry.outcome = .failed
             out.announce = true
-            // Transient failures never enter the failed-URL list.
-            if !failure.isTransient {
+            // Only failures the same request meets again enter the
+            // failed-URL list (BlockRule).
+            if BlockRule.remembers(errorClass: out.entry.error.name ?? "", status: failure.status) {
                 out.changes.append(.failed(.init(url: entry.url, key: entry.key, errorClass: out.entry.error.name ?? "",
                                                  status: failure.status, reason: failure.message, failedAt: now)))
             }

@@ -23,6 +23,9 @@ public struct WarmEnding: Sendable {
     /// Whether the input had unusable lines (the message for an empty plan).
     public var hadProblems: Bool
     public var failed: Int
+    /// Entries not fetched because an earlier run failed them: missing from
+    /// the cache, so they count as failures.
+    public var blocked: Int
     public var maxFailures: Int
     /// A --report, --junit or --metrics file could not be written (its
     /// error is already printed).
@@ -32,7 +35,7 @@ public struct WarmEnding: Sendable {
     public var total: Int
 
     public init(fatal: CacheError? = nil, signal: Int32? = nil, uniqueCount: Int, outsideShard: Int = 0,
-                hadProblems: Bool = false, failed: Int = 0, maxFailures: Int = 0, reportWriteFailed: Bool = false,
+                hadProblems: Bool = false, failed: Int = 0, blocked: Int = 0, maxFailures: Int = 0, reportWriteFailed: Bool = false,
                 done: Int = 0, total: Int = 0) {
         self.fatal = fatal
         self.signal = signal
@@ -40,6 +43,7 @@ public struct WarmEnding: Sendable {
         self.outsideShard = outsideShard
         self.hadProblems = hadProblems
         self.failed = failed
+        self.blocked = blocked
         self.maxFailures = maxFailures
         self.reportWriteFailed = reportWriteFailed
         self.done = done
@@ -61,7 +65,8 @@ public struct WarmExit: Equatable, Sendable {
 
     /// The first that applies: the cache became unusable (3), a signal
     /// (128 + its number), nothing usable to do (2), too many failures or
-    /// a report not written (1), else success.
+    /// a report not written (1; blocked entries count as failed: they are
+    /// missing from the cache), else success.
     public static func decide(_ e: WarmEnding) -> WarmExit {
         if let fatal = e.fatal {
             return WarmExit(status: ExitStatus.cacheUnusable, message: fatal.isDiskFull
@@ -76,7 +81,7 @@ public struct WarmExit: Equatable, Sendable {
             return WarmExit(status: ExitStatus.usage,
                             message: e.hadProblems ? "no usable entries in the manifests" : "no entries in the manifests")
         }
-        if e.failed > e.maxFailures || e.reportWriteFailed {
+        if e.failed + e.blocked > e.maxFailures || e.reportWriteFailed {
             return WarmExit(status: ExitStatus.entriesFailed, message: nil)
         }
         return WarmExit(status: ExitStatus.success, message: nil)

@@ -3,8 +3,9 @@ import Foundation
 extension RunReport {
     /// `--junit FILE`: one test suite per manifest, one test case per
     /// entry; failed entries are failures carrying outcome, error class,
-    /// status, the response's Content-Type and reason; blocked and skipped
-    /// entries are skipped tests.
+    /// status, the response's Content-Type and reason; blocked entries are
+    /// failures too (missing from the cache), saying when they failed and
+    /// how to fetch them; skipped entries are skipped tests.
     public func writeJUnit(to path: String) throws {
         struct Suite { var tests = 0, failures = 0, skipped = 0, ms = 0 }
         var suites: [String: Suite] = [:]
@@ -13,8 +14,8 @@ extension RunReport {
             if suites[row.manifest] == nil { suiteOrder.append(row.manifest) }
             var s = suites[row.manifest] ?? Suite()
             s.tests += 1
-            if row.outcome == "failed" { s.failures += 1 }
-            if row.outcome == "blocked" || row.outcome == "skipped" { s.skipped += 1 }
+            if row.outcome == "failed" || row.outcome == "blocked" { s.failures += 1 }
+            if row.outcome == "skipped" { s.skipped += 1 }
             s.ms += row.milliseconds
             suites[row.manifest] = s
         }
@@ -46,7 +47,8 @@ extension RunReport {
                 if let reason = row.reason { body += "reason: \(reason)\n" }
                 w.write(">\n      <failure type=\(XML.attr(error)) message=\(XML.attr(message))>\(XML.text(body))</failure>\n    </testcase>\n")
             case "blocked":
-                w.write(">\n      <skipped message=\"blocked: in the failed-URL list (use --retry-failed)\"/>\n    </testcase>\n")
+                let (message, body) = blockedText(row)
+                w.write(">\n      <failure type=\"blocked\" message=\(XML.attr(message))>\(XML.text(body))</failure>\n    </testcase>\n")
             case "skipped":
                 w.write(">\n      <skipped message=\(XML.attr("skipped" + (row.error.map { ": " + $0 } ?? "")))/>\n    </testcase>\n")
             default:
@@ -58,6 +60,27 @@ extension RunReport {
         if current != nil { w.write("  </testsuite>\n") }
         w.write("</testsuites>\n")
         try w.commit()
+    }
+}
+
+extension RunReport {
+    /// A blocked entry's failure message and body: when it failed before,
+    /// why, and how to fetch it again.
+    func blockedText(_ row: Row) -> (String, String) {
+        let earlier = row.url.flatMap { earlierFailures[StateStore.storedForm($0)] }
+        var why = "failed in an earlier run"
+        var body = "outcome: blocked\n"
+        if let earlier {
+            let when = Date(timeIntervalSince1970: earlier.failedAt).formatted(.iso8601)
+            var cause = earlier.errorClass
+            if let status = earlier.status { cause += " (HTTP \(status))" }
+            why = "failed at \(when): \(cause)"
+            body += "failed_at: \(when)\nerror: \(earlier.errorClass)\n"
+            if let status = earlier.status { body += "status: \(status)\n" }
+            body += "reason: \(earlier.reason)\n"
+        }
+        body += "source: \(row.source)\nretry: imgwarm warm --retry-failed (or imgwarm cache failed --clear)\n"
+        return ("blocked: \(why); --retry-failed fetches it again", body)
     }
 }
 

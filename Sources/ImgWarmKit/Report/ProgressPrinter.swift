@@ -177,6 +177,9 @@ public final class ProgressPrinter: @unchecked Sendable {
             var name = o.name
             if o == .wouldDownload { name = "to download" }
             if o == .wouldRevalidate { name = "to revalidate" }
+            // Blocked entries are missing from the cache: say why and how
+            // to fetch them.
+            if o == .blocked { name = "blocked (failed before: --retry-failed fetches them)" }
             return "\(s[o]) \(name)"
         }
         lines.append((dryRun ? "dry run: " : "") + "\(s.total) entries: " + (counts.isEmpty ? "nothing to do" : counts.joined(separator: ", ")))

@@ -12,6 +12,9 @@ public struct RunReport {
     /// The run did not verify TLS certificates (`--insecure`): the JSON
     /// report says so at its top level.
     public var insecure = false
+    /// The failed-URL list's rows by `StateStore.storedForm` of the URL:
+    /// when and why a blocked entry failed before (JUnit).
+    public var earlierFailures: [String: StateStore.FailedURL] = [:]
 
     public init(plan: WarmPlan, ledger: RunLedger, cache: DiskCache, dryRun: Bool = false) {
         self.plan = plan

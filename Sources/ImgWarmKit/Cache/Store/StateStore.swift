@@ -259,7 +259,18 @@ public final class StateStore: Sendable {
     /// The failed URLs in their `storedForm`, for checking a large
     /// manifest without a query per entry (`FailedURLSet.contains`).
     public func failedURLSet() throws -> FailedURLSet {
-        try queue.read { db in FailedURLSet(stored: Set(try String.fetchAll(db, sql: "SELECT url FROM failed_url"))) }
+        // Rows that BlockRule no longer remembers (a TLS failure stored by
+        // an earlier version) do not block.
+        try queue.read { db in
+            var stored = Set<String>()
+            let rows = try Row.fetchCursor(db, sql: "SELECT url, error_class, status FROM failed_url")
+            while let row = try rows.next() {
+                let errorClass: String = row["error_class"] ?? ""
+                let status: Int? = row["status"]
+                if BlockRule.remembers(errorClass: errorClass, status: status) { stored.insert(row["url"]) }
+            }
+            return FailedURLSet(stored: stored)
+        }
     }
 
     public func isFailed(url: String) throws -> Bool {
