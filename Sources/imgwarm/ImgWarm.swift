@@ -22,7 +22,9 @@ struct ImgWarm: ParsableCommand {
     static func main() {
         do {
             // `--header-for HOST HEADER` takes two arguments (RequestHeaderRules).
-            var command = try parseAsRoot(RequestHeaderRules.joiningHeaderForPairs(Array(CommandLine.arguments.dropFirst())))
+            // `-j8`: the number attached (WarmCommand.splitAttachedConcurrency).
+            let args = WarmCommand.splitAttachedConcurrency(Array(CommandLine.arguments.dropFirst()))
+            var command = try parseAsRoot(RequestHeaderRules.joiningHeaderForPairs(args))
             defer { ErrorOutput.restore() }
             try command.run()
         } catch let failure as Failure {

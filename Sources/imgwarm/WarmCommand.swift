@@ -39,7 +39,7 @@ struct WarmCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Manifest files; `-` for standard input.", valueName: "manifest"))
+    @Argument(help: ArgumentHelp("Manifest files; `-` for standard input; an http(s) URL that is no file here is an entry itself.", valueName: "manifest|url"))
     var manifests: [String] = []
 
     @OptionGroup var cacheOptions: CacheOptions
@@ -67,7 +67,7 @@ struct WarmCommand: ParsableCommand {
     var rates: [String] = []
 
     @Option(name: .customLong("limit-rate"),
-            help: ArgumentHelp("Bandwidth of the whole run (SIZE/s, e.g. 1M = 1,000,000 bytes a second). [default: unlimited]", valueName: "size/s"),
+            help: ArgumentHelp("Bandwidth of the whole run (SIZE/s, as curl reads it: 1M = 1 MiB = 1,048,576 bytes a second, 1MB = 1,000,000). [default: unlimited]", valueName: "size/s"),
             transform: { try Parse.bandwidth($0) })
     var limitRate: UInt64?
 
@@ -84,13 +84,13 @@ struct WarmCommand: ParsableCommand {
     @Flag(name: .customLong("retry-failed"), help: "Fetch URLs of the failed-URL list again instead of skipping them.")
     var retryFailed = false
 
-    @Option(help: "Extra attempts for transient failures (timeouts, resets, 408, 429, 5xx).")
+    @Option(name: [.customLong("retries"), .customLong("retry")], help: "Extra attempts for transient failures (timeouts, resets, 408, 429, 5xx); --retry is curl's name.")
     var retries: Int = 2
 
-    @Option(help: ArgumentHelp("Seconds per request attempt.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Time per request attempt (a duration: 15, 15s, 2m).", valueName: "duration"), transform: Parse.duration)
     var timeout: Double = 15
 
-    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Seconds to connect.", valueName: "seconds"))
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Time to connect (a duration: 10, 10s).", valueName: "duration"), transform: Parse.duration)
     var connectTimeout: Double = 10
 
     @Flag(help: "Revalidate cached entries (If-None-Match / If-Modified-Since): 304 keeps the file, 200 replaces it.")
@@ -111,7 +111,7 @@ struct WarmCommand: ParsableCommand {
     @Flag(name: .customLong("strict-formats"), help: "Reject formats not decoded here (docs/validation.md) and data of an unknown format instead of accepting them on their signature.")
     var strictFormats = false
 
-    @Option(name: .customLong("header"), help: ArgumentHelp("Extra request header 'Name: value', or @FILE for the header lines of FILE (values stay out of the process list); sent only to the scheme, host and port of each entry's own URL, never across a redirect to another (repeatable; values are never printed).", valueName: "header"))
+    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("Extra request header 'Name: value', or @FILE for the header lines of FILE (values stay out of the process list); sent only to the scheme, host and port of each entry's own URL, never across a redirect to another (repeatable; values are never printed).", valueName: "header"))
     var headers: [String] = []
 
     @Option(name: .customLong("header-for"), help: ArgumentHelp("A header for one host only: --header-for HOST[:PORT] 'Name: value' (or @FILE), also after a redirect to it; without a port, the scheme's default port (repeatable).", valueName: "host> <header"))
@@ -120,11 +120,13 @@ struct WarmCommand: ParsableCommand {
     @Option(name: .customLong("redact-query"), help: ArgumentHelp("A query parameter whose value is masked in every output, besides the default token and signature names (repeatable; case-insensitive).", valueName: "name"))
     var redactQuery: [String] = []
 
-    @Option(name: .customLong("user-agent"), help: ArgumentHelp("User-Agent header. [default: imgwarm/VERSION]", valueName: "string"))
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("User-Agent header. [default: imgwarm/VERSION]", valueName: "string"))
     var userAgent: String?
 
-    @Flag(help: "Accept invalid TLS certificates (warns, and the report records it).")
+    @Flag(name: [.customShort("k"), .long], help: "Accept invalid TLS certificates (warns, and the report records it).")
     var insecure = false
+
+    @OptionGroup var network: NetworkOptions
 
     @Flag(name: .customLong("allow-http-redirect"), help: "Follow redirects from https to http (by default such an entry fails as insecure-redirect: an app under App Transport Security refuses the load).")
     var allowHTTPRedirect = false
@@ -141,7 +143,7 @@ struct WarmCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Stop fetching new entries once the cache would pass SIZE (highest priority first).", valueName: "size"), transform: Parse.size)
     var budget: UInt64?
 
-    @Option(name: .customLong("retry-from"), help: ArgumentHelp("Take the failed entries of an earlier --report as the manifest.", valueName: "report"))
+    @Option(name: .customLong("retry-from"), help: ArgumentHelp("Take the failed entries of an earlier --report as the manifest (implies --retry-failed).", valueName: "report"))
     var retryFrom: [String] = []
 
     @Flag(name: .customLong("dry-run"), help: "Say what would be fetched, skipped and blocked; no request, nothing written.")
@@ -186,6 +188,12 @@ struct WarmCommand: ParsableCommand {
         if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
         if maxFailures < 0 { throw ValidationError("--max-failures must be 0 or more") }
         if shard != nil && shards != nil { throw ValidationError("use either --shard K/N or --shards N") }
+        // Output files are checked before the first request: a typo in a
+        // folder name must not cost a whole run.
+        for (flag, path) in [("--report", report), ("--junit", junit), ("--metrics", metrics)] {
+            guard let path else { continue }
+            if let problem = AtomicFileWriter.targetProblem(path) { throw ValidationError("\(flag) \(path): \(problem)") }
+        }
         // Header arguments are read (files too) and checked here, so a bad
         // one is a usage error (exit 2), not a failure after the cache was
         // prepared. The value is never quoted.
@@ -244,6 +252,18 @@ struct WarmCommand: ParsableCommand {
         return nil
     }
 
+    /// The arguments that are manifest files (or `-`), and those that are
+    /// URLs to warm: an http(s) URL that names no file here.
+    var inputs: (files: [String], urls: [String]) {
+        var files: [String] = [], urls: [String] = []
+        for a in manifests {
+            let lower = a.prefix(8).lowercased()
+            let isURL = lower.hasPrefix("http://") || lower.hasPrefix("https://")
+            if isURL && !FileManager.default.fileExists(atPath: a) { urls.append(a) } else { files.append(a) }
+        }
+        return (files, urls)
+    }
+
     func run() throws {
         let status = try WarmRun(command: self).execute()
         if status != 0 { throw ExitCode(status) }
@@ -297,5 +317,26 @@ extension WarmCommand {
         config.rates = try requestRates()
         // Not `map(Double.init)`: with a UInt64 that picks init(bitPattern:).
         config.bytesPerSecond = limitRate.map { Double($0) }
+    }
+
+    /// `-j8` as curl's and make's users type it: one argument, the number
+    /// attached. The argument parser takes a short option's value only as
+    /// the next argument, so it is split first. Only `-j` followed by
+    /// digits or `auto`, and never after `--`.
+    static func splitAttachedConcurrency(_ args: [String]) -> [String] {
+        var out: [String] = []
+        var afterDashes = false
+        for a in args {
+            if a == "--" { afterDashes = true }
+            if !afterDashes, a.hasPrefix("-j"), a.count > 2 {
+                let value = a.dropFirst(2)
+                if value.allSatisfy(\.isASCII) && (value.allSatisfy(\.isNumber) || value.lowercased() == "auto") {
+                    out += ["-j", String(value)]
+                    continue
+                }
+            }
+            out.append(a)
+        }
+        return out
     }
 }

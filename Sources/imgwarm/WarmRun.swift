@@ -34,7 +34,8 @@ struct WarmRun {
         var manifestOptions = ManifestOptions()
         manifestOptions.stripQueryFromKeys = c.keyStripQuery
         do {
-            try PlanLoader(manifests: c.manifests, retryFrom: c.retryFrom, options: manifestOptions)
+            let inputs = c.inputs
+            try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
                 .load(into: plan, problem: { printError($0) })
         } catch let e as PlanLoader.Unreadable {
             throw Failure.usage(e.description)
@@ -51,6 +52,7 @@ struct WarmRun {
         if let ua = c.userAgent { config.userAgent = ua }
         config.insecure = c.insecure
         config.allowHTTPRedirect = c.allowHTTPRedirect
+        c.network.apply(to: &config, environment: ProcessInfo.processInfo.environment)
 
         var options = WarmOptions()
         options.refresh = c.refresh

@@ -167,20 +167,23 @@ import Testing
              store: .renewed(bytes: 77), outcome: .revalidated, fileExists: true, changes: ["succeeded"]),
         Case(name: "304, file gone", download: .notModified(DownloadResponse(status: 304, body: [])), store: .vanished,
              outcome: .failed, error: .httpStatus, announce: true, reason: "304 Not Modified but the cached file was removed meanwhile"),
-        // Permanent failures enter the failed list; transient ones never.
+        // Failures the same request meets again enter the failed list
+        // (BlockRule); transient ones, TLS and local limits never.
         Case(name: "404", download: failure(.httpStatus, status: 404), outcome: .failed, error: .httpStatus, announce: true,
              changes: ["failed"], reason: "why httpStatus"),
         // An error response keeps its media type too.
         Case(name: "403 page", download: failure(.httpStatus, status: 403, contentType: portal), outcome: .failed,
              error: .httpStatus, announce: true, changes: ["failed"], reason: "why httpStatus", contentType: portal),
         Case(name: "too large, typed", download: failure(.tooLarge, status: 200, contentType: "image/png"), outcome: .failed,
-             error: .tooLarge, announce: true, changes: ["failed"], reason: "why tooLarge", contentType: "image/png"),
+             error: .tooLarge, announce: true, reason: "why tooLarge", contentType: "image/png"),
         Case(name: "503 after retries", download: failure(.httpStatus, status: 503, transient: true), outcome: .failed,
              error: .httpStatus, announce: true, reason: "why httpStatus"),
         Case(name: "timeout", download: failure(.timeout, transient: true), outcome: .failed, error: .timeout, announce: true,
              reason: "why timeout"),
         Case(name: "too large", download: failure(.tooLarge), outcome: .failed, error: .tooLarge, announce: true,
-             changes: ["failed"], reason: "why tooLarge"),
+             reason: "why tooLarge"),
+        // A certificate the machine does not trust (curl 60): --cacert fixes it.
+        Case(name: "tls", download: failure(.tls), outcome: .failed, error: .tls, announce: true, reason: "why tls"),
         // Cancelled (SIGINT, or a fatal error elsewhere): skipped, silent.
         Case(name: "cancelled", download: failure(.cancelled, transient: true), outcome: .skipped, error: .cancelled,
              reason: "why cancelled"),

@@ -23,10 +23,11 @@ import Glibc
         (WarmEnding(uniqueCount: 3, failed: 1, blocked: 1, maxFailures: 2), 0, nil),
         // A shard that got nothing of the manifest succeeds.
         (WarmEnding(uniqueCount: 0, outsideShard: 5), 0, nil),
-        (WarmEnding(uniqueCount: 0), 2, "no entries in the manifests"),
-        (WarmEnding(uniqueCount: 0, hadProblems: true), 2, "no usable entries in the manifests"),
-        // An empty plan outranks failures and unwritten reports.
-        (WarmEnding(uniqueCount: 0, hadProblems: true, failed: 1, reportWriteFailed: true), 2, "no usable entries in the manifests"),
+        // An empty manifest (a generated one may be): nothing to do, a warning.
+        (WarmEnding(uniqueCount: 0), 0, "warning: no entries in the manifests (0 entries)"),
+        // Only unusable lines: they are failed entries.
+        (WarmEnding(uniqueCount: 0, hadProblems: true, failed: 1), 1, "no usable entries in the manifests"),
+        (WarmEnding(uniqueCount: 0, hadProblems: true, failed: 1, reportWriteFailed: true), 1, "no usable entries in the manifests"),
         (WarmEnding(signal: SIGINT, uniqueCount: 10, done: 4, total: 10), 130, "interrupted by SIGINT; 4 of 10 entries done"),
         (WarmEnding(signal: SIGTERM, uniqueCount: 0, failed: 9, done: 0, total: 0), 143, "interrupted by SIGTERM; 0 of 0 entries done"),
         // A fatal cache error outranks a signal.

@@ -47,7 +47,8 @@ import TestSupport
             let report = f.dir + "/\(c.name).json"
             let r = try f.warm([manifest, "--report", report])
             #expect(!r.signalled, "\(c.name): crashed: \(r.stderr.suffix(500))")
-            #expect(r.status == 2, "\(c.name): status \(r.status): \(r.stderr.suffix(500))")
+            // Each bad line is a failed entry: exit 1.
+            #expect(r.status == 1, "\(c.name): status \(r.status): \(r.stderr.suffix(500))")
             #expect(r.stderr.contains("no usable entries"), "\(c.name): \(r.stderr.suffix(300))")
             let problems = problemLines(r.stderr, manifest: manifest)
             #expect(!problems.isEmpty, "\(c.name): no FILE:LINE: lines in \(r.stderr.prefix(300))")
@@ -72,12 +73,14 @@ import TestSupport
         #expect(f.cacheFiles().count == 1)
         #expect(problemLines(r.stderr, manifest: mixed).map(\.line) == [1, 3, 4])
 
-        // Empty inputs: exit 2 with a reason.
+        // Empty inputs (a generated manifest may be empty): 0 entries,
+        // exit 0 with a warning.
         for (name, bytes) in [("empty", [UInt8]()), ("blank", Array("\n\n  \n# only a comment\r\n\u{FEFF}\n".utf8)), ("bom", [0xEF, 0xBB, 0xBF])] {
             let manifest = writeBytes(f, name + ".txt", bytes)
             let r = try f.warm([manifest])
-            #expect(r.status == 2 && !r.signalled, "\(name): \(r.status) \(r.stderr)")
-            #expect(r.stderr.contains("no entries") || r.stderr.contains("no usable entries"), "\(name): \(r.stderr)")
+            #expect(r.status == 0 && !r.signalled, "\(name): \(r.status) \(r.stderr)")
+            #expect(r.stderr.contains("warning: no entries in the manifests (0 entries)"), "\(name): \(r.stderr)")
+            #expect(r.stdout.contains("0 entries"), "\(name): \(r.stdout)")
         }
         // Unreadable manifests: exit 2, one line naming the path.
         for path in [f.dir + "/does-not-exist.txt", f.dir] {

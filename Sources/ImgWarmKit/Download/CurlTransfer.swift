@@ -93,6 +93,20 @@ final class CurlTransfer {
             imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, config.insecure ? 0 : 1)
             imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, config.insecure ? 0 : 2)
             imgwarm_easy_setopt_str(h, CURLOPT_USERAGENT, config.userAgent)
+            // Set on every handle, so every redirect hop (a handle of its
+            // own) goes through the same proxy and trusts the same CAs.
+            if let caFile = config.caFile { imgwarm_easy_setopt_str(h, CURLOPT_CAINFO, caFile) }
+            if let caPath = config.caPath { imgwarm_easy_setopt_str(h, CURLOPT_CAPATH, caPath) }
+            if let proxy = config.proxy { imgwarm_easy_setopt_str(h, CURLOPT_PROXY, proxy) }
+            if let noProxy = config.noProxy { imgwarm_easy_setopt_str(h, CURLOPT_NOPROXY, noProxy) }
+            // libcurl looks the machine up for each hop's own host: a
+            // redirect to another host never carries these credentials.
+            switch config.netrc {
+            case .ignored: break
+            case .optional: imgwarm_easy_setopt_long(h, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
+            case .required: imgwarm_easy_setopt_long(h, CURLOPT_NETRC, Int(CURL_NETRC_REQUIRED.rawValue))
+            }
+            if let netrcFile = config.netrcFile { imgwarm_easy_setopt_str(h, CURLOPT_NETRC_FILE, netrcFile) }
             // MAXFILESIZE 0 means "no limit" to curl; the write callback covers 0.
             if maxBodyBytes > 0 {
                 imgwarm_easy_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodyBytes))

@@ -60,7 +60,24 @@ public struct DownloaderConfiguration: Sendable {
     /// Follow a redirect from https to http (refused by default: the app,
     /// under App Transport Security, would refuse the load).
     public var allowHTTPRedirect: Bool = false
+    /// The CA bundle and CA folder (`--cacert`, `--capath` or the curl
+    /// tool's variables: `CurlTransportOptions.certificateAuthorities`);
+    /// nil leaves libcurl's built-in default.
+    public var caFile: String? = nil
+    public var caPath: String? = nil
+    /// `--proxy` and `--noproxy`; nil lets libcurl read the proxy variables
+    /// itself (docs/network.md).
+    public var proxy: String? = nil
+    public var noProxy: String? = nil
+    /// `--netrc`, `--netrc-optional`, `--netrc-file`.
+    public var netrc: NetrcUse = .ignored
+    public var netrcFile: String? = nil
     public init() {}
+}
+
+/// How a .netrc file is used (CURLOPT_NETRC).
+public enum NetrcUse: Sendable, Equatable {
+    case ignored, optional, required
 }
 
 /// HTTP validators for a conditional request (`--refresh`).

@@ -12,12 +12,21 @@ public struct PlanLoader {
     public var manifests: [String]
     public var retryFrom: [String]
     public var options: ManifestOptions
+    /// URLs given as arguments: each a manifest line of its own, read
+    /// after the manifests (their source is `<arguments>:N`, N counting
+    /// from 1).
+    public var urlArguments: [String]
 
-    public init(manifests: [String], retryFrom: [String] = [], options: ManifestOptions = ManifestOptions()) {
+    public init(manifests: [String], retryFrom: [String] = [], options: ManifestOptions = ManifestOptions(),
+                urlArguments: [String] = []) {
         self.manifests = manifests
         self.retryFrom = retryFrom
         self.options = options
+        self.urlArguments = urlArguments
     }
+
+    /// The name the report and JUnit give to URLs from the command line.
+    public static let argumentsName = "<arguments>"
 
     /// Reads every file into `plan` and finalizes it. An unusable line
     /// goes into `plan.problems` and, as it is read, to `problem` as one
@@ -33,6 +42,18 @@ public struct PlanLoader {
                 })
             } catch let e as ManifestReader.OpenError {
                 throw Unreadable(description: e.description)
+            }
+        }
+        if !urlArguments.isEmpty {
+            let fileIndex = plan.addManifestPath(Self.argumentsName)
+            for (i, url) in urlArguments.enumerated() {
+                switch reader.parse(line: Array(url.utf8), source: ManifestSource(fileIndex: fileIndex, line: i + 1)) {
+                case .none: break
+                case .entry(let e): plan.add(e)
+                case .problem(let p):
+                    plan.add(p)
+                    problem("\(plan.describe(p.source)): \(p.reason)")
+                }
             }
         }
         for path in retryFrom {

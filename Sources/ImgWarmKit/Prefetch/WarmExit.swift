@@ -64,7 +64,8 @@ public struct WarmExit: Equatable, Sendable {
     }
 
     /// The first that applies: the cache became unusable (3), a signal
-    /// (128 + its number), nothing usable to do (2), too many failures or
+    /// (128 + its number), only unusable lines (1), no entries at all (0,
+    /// with a warning), too many failures or
     /// a report not written (1; blocked entries count as failed: they are
     /// missing from the cache), else success.
     public static func decide(_ e: WarmEnding) -> WarmExit {
@@ -76,10 +77,13 @@ public struct WarmExit: Equatable, Sendable {
             return WarmExit(status: 128 + sig, message:
                 "interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(e.done) of \(e.total) entries done")
         }
-        // A shard may legitimately get nothing of a small manifest.
+        // A generated manifest may be empty: nothing to do is no error. A
+        // shard may get nothing of a small manifest.
         if e.uniqueCount == 0 && e.outsideShard == 0 {
-            return WarmExit(status: ExitStatus.usage,
-                            message: e.hadProblems ? "no usable entries in the manifests" : "no entries in the manifests")
+            // Unusable lines are failed entries.
+            return e.hadProblems
+                ? WarmExit(status: ExitStatus.entriesFailed, message: "no usable entries in the manifests")
+                : WarmExit(status: ExitStatus.success, message: "warning: no entries in the manifests (0 entries)")
         }
         if e.failed + e.blocked > e.maxFailures || e.reportWriteFailed {
             return WarmExit(status: ExitStatus.entriesFailed, message: nil)

@@ -23,6 +23,25 @@ public final class AtomicFileWriter {
     private let fd: Int32
     private var failed: Int32 = 0
 
+    /// Why a file could not be written at `path`, checked before a run
+    /// starts (nil: it can, as far as can be known now): its folder must
+    /// exist and be writable, and the name must not be a folder.
+    public static func targetProblem(_ path: String) -> String? {
+        let slash = path.lastIndex(of: "/")
+        let folderPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        if name.isEmpty || name == "." || name == ".." { return "not a file name" }
+        let folder = imgwarm_open_folder(folderPath)
+        if folder < 0 { return "cannot write into \(folderPath): \(errnoString(-folder))" }
+        defer { close(folder) }
+        if faccessat(folder, ".", W_OK, 0) != 0 { return "cannot write into \(folderPath): \(errnoString(errno))" }
+        var st = stat()
+        if fstatat(folder, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            return "is a folder"
+        }
+        return nil
+    }
+
     public init(path: String) throws {
         self.path = path
         let slash = path.lastIndex(of: "/")

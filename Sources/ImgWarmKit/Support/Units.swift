@@ -1,29 +1,42 @@
 import Foundation
 
-/// Sizes and durations as users type them: `500M`, `2GiB`, `7d`.
+/// Sizes, rates and durations as users type them: `500M`, `2GiB`, `7d`.
+/// The one unit table of every option (docs/cli-contract.md, Units).
 public enum Units {
     public struct ParseError: Error, CustomStringConvertible, Sendable {
         public let description: String
     }
 
-    /// A number of bytes, or with `k M G T` (powers of 1000) or
-    /// `KiB MiB GiB TiB` (powers of 1024). `B` may follow (`500MB`).
+    /// Size units as curl reads them (`--max-filesize`, `--limit-rate`):
+    /// a bare letter is a power of 1024, as is the IEC `KiB`; only a unit
+    /// spelled with a `B` after the SI letter (`kB`, `MB`) is a power of
+    /// 1000. Looked up lowercased: case does not change a size.
+    public static let sizeUnits: [String: UInt64] = [
+        "": 1, "b": 1,
+        "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
+        "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30, "ti": 1 << 40,
+        "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+        "kb": 1_000, "mb": 1_000_000, "gb": 1_000_000_000, "tb": 1_000_000_000_000,
+    ]
+
+    /// Duration units in seconds. `M` alone is refused: it is a month to
+    /// systemd and mega to sizes, and on `cache prune --max-age` a minute
+    /// read where a month was meant deletes the cache.
+    public static let durationUnits: [String: Double] = [
+        "": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800,
+    ]
+
+    /// A number of bytes, with an optional unit of `sizeUnits`.
     public static func parseSize(_ text: String) throws -> UInt64 {
         let t = text.trimmingWhitespace()
         let (number, suffix) = splitNumber(t)
         guard !number.isEmpty, let value = Double(number), value.isFinite, value >= 0 else {
-            throw ParseError(description: "invalid size '\(text)': expected a number of bytes with an optional unit (k, M, G, T, KiB, MiB, GiB, TiB), e.g. 500M or 2GiB")
+            throw ParseError(description: "invalid size '\(text)': expected a number of bytes with an optional unit (k, M, G, T or KiB, MiB, GiB, TiB: powers of 1024; kB, MB, GB, TB: powers of 1000), e.g. 500M or 2GB")
         }
-        let multipliers: [String: Double] = [
-            "": 1, "b": 1,
-            "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
-            "ki": 1024, "kib": 1024, "mi": 1048576, "mib": 1048576,
-            "gi": 1073741824, "gib": 1073741824, "ti": 1099511627776, "tib": 1099511627776,
-        ]
-        guard let m = multipliers[suffix.lowercased()] else {
-            throw ParseError(description: "invalid size '\(text)': unknown unit '\(suffix)' (use k, M, G, T for powers of 1000 or KiB, MiB, GiB, TiB for powers of 1024)")
+        guard let m = sizeUnits[suffix.lowercased()] else {
+            throw ParseError(description: "invalid size '\(text)': unknown unit '\(suffix)' (k, M, G, T or KiB, MiB, GiB, TiB are powers of 1024; kB, MB, GB, TB powers of 1000)")
         }
-        let bytes = (value * m).rounded()
+        let bytes = (value * Double(m)).rounded()
         guard bytes < 1.8e19 else {
             throw ParseError(description: "invalid size '\(text)': too large")
         }
@@ -33,16 +46,19 @@ public enum Units {
         return UInt64(bytes)
     }
 
-    /// Seconds, from a number with `s m h d w` (a bare number is seconds).
+    /// Seconds, from a number with an optional unit of `durationUnits`
+    /// (a bare number is seconds). Uppercase is accepted for every unit
+    /// but `M`.
     public static func parseDuration(_ text: String) throws -> Double {
         let t = text.trimmingWhitespace()
         let (number, suffix) = splitNumber(t)
+        let hint = "use s, m or min, h, d or w: 1min for a minute, 30d for a month"
         guard !number.isEmpty, let value = Double(number), value.isFinite, value >= 0 else {
-            throw ParseError(description: "invalid duration '\(text)': expected a number with an optional unit (s, m, h, d, w), e.g. 30d or 12h")
+            throw ParseError(description: "invalid duration '\(text)': expected a number with an optional unit (\(hint))")
         }
-        let multipliers: [String: Double] = ["": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800]
-        guard let m = multipliers[suffix] ?? multipliers[suffix.lowercased()] else {
-            throw ParseError(description: "invalid duration '\(text)': unknown unit '\(suffix)' (use s, m, h, d or w)")
+        guard suffix != "M", let m = durationUnits[suffix.lowercased()] else {
+            let why = suffix == "M" ? "'M' could mean minutes or months" : "unknown unit '\(suffix)'"
+            throw ParseError(description: "invalid duration '\(text)': \(why) (\(hint))")
         }
         return value * m
     }
