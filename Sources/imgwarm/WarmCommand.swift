@@ -87,10 +87,10 @@ struct WarmCommand: ParsableCommand {
     @Option(name: [.customLong("retries"), .customLong("retry")], help: "Extra attempts for transient failures (timeouts, resets, 408, 429, 5xx); --retry is curl's name.")
     var retries: Int = 2
 
-    @Option(help: ArgumentHelp("Time per request attempt (a duration: 15, 15s, 2m).", valueName: "duration"), transform: Parse.duration)
+    @Option(help: ArgumentHelp("Time per request attempt (a duration: 15, 15s, 2m). [default: 15s]", valueName: "duration"), transform: Parse.duration)
     var timeout: Double = 15
 
-    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Time to connect (a duration: 10, 10s).", valueName: "duration"), transform: Parse.duration)
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Time to connect (a duration: 10, 10s). [default: 10s]", valueName: "duration"), transform: Parse.duration)
     var connectTimeout: Double = 10
 
     @Flag(help: "Revalidate cached entries (If-None-Match / If-Modified-Since): 304 keeps the file, 200 replaces it.")

@@ -15,6 +15,9 @@ public final class TestTLSServer: @unchecked Sendable {
     public let port: Int
     public var baseURL: String { "https://127.0.0.1:\(port)" }
     public func url(_ path: String) -> String { baseURL + path }
+    /// The server's self-signed certificate (PEM): a CA bundle that
+    /// trusts it (`--cacert`).
+    public var certificatePath: String { directory.path + "/cert.pem" }
 
     private let directory: URL
     private let process: Process
