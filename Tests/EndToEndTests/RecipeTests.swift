@@ -257,6 +257,15 @@ import TestSupport
         let files = listed.output.split(separator: "\n").map(String.init).filter { !$0.hasSuffix("/") }.sorted()
         #expect(files == urls.map { "./" + Self.md5($0) + ".png" }.sorted(), "\(listed.output)")
 
+        // The cache kept, as the recipe advises, and nothing fixed: the
+        // broken and missing images are still missing, so the job fails
+        // again (they are blocked, not fetched).
+        let kept = try #require(runTool(script, Array(words.dropFirst()), environment: Self.env, directory: checkout))
+        #expect(kept.status == 1, "missing images fail the job again: \(kept.output)")
+        let keptJUnit = try String(contentsOfFile: "\(checkout)/\(out)/junit.xml", encoding: .utf8)
+        #expect(keptJUnit.components(separatedBy: "<failure type=\"blocked\"").count - 1 == 2, "\(keptJUnit)")
+        #expect(f.server.requestCount(path: "/status/404") == 1)
+
         // Fixed at the source: the next run (the cache restored) passes.
         f.server.setFile("/broken.jpg", bytes: TinyPNG.make(width: 5, height: 5, seed: 99), contentType: "image/png")
         try ((urls + [broken]).joined(separator: "\n") + "\n").write(toFile: checkout + "/" + manifestPath, atomically: true, encoding: .utf8)

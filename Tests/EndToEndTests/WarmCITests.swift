@@ -30,6 +30,80 @@ import TestSupport
         #expect(failures[1].stringValue?.contains("reason:") == true)
     }
 
+    /// A blocked entry is missing from the cache: the second run of a
+    /// manifest with a 404 fails too, and JUnit says when it failed and how
+    /// to fetch it. `--retry-from` fetches the failed entries again.
+    @Test func blockedEntriesFailTheSecondRunAndJUnit() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(2)
+        let manifest = f.writeManifest(urls + [f.server.url("/status/404")])
+        let junit = f.dir + "/junit.xml", report = f.dir + "/r.json"
+        #expect(try f.warm([manifest, "--report", report]).status == 1)
+        let second = try f.warm([manifest, "--junit", junit])
+        #expect(second.status == 1, "\(second.stderr)")
+        #expect(second.stdout.contains("1 blocked (failed before: --retry-failed fetches them)"), "\(second.stdout)")
+        #expect(f.server.requestCount(path: "/status/404") == 1)
+        let doc = try XMLDocument(contentsOf: URL(fileURLWithPath: junit), options: [])
+        let root = try #require(doc.rootElement())
+        #expect(root.attribute(forName: "failures")?.stringValue == "1")
+        #expect(root.attribute(forName: "skipped")?.stringValue == "0")
+        let failure = try #require(root.elements(forName: "testsuite").flatMap { $0.elements(forName: "testcase") }
+            .compactMap { $0.elements(forName: "failure").first }.first)
+        #expect(failure.attribute(forName: "type")?.stringValue == "blocked")
+        let message = failure.attribute(forName: "message")?.stringValue ?? ""
+        #expect(message.contains("failed at 20") && message.contains("http-status (HTTP 404)") && message.contains("--retry-failed"), "\(message)")
+        #expect(failure.stringValue?.contains("reason: HTTP 404") == true, "\(failure.stringValue ?? "")")
+
+        // --retry-from implies --retry-failed: the entry is requested again.
+        let retried = try f.warm(["--retry-from", report])
+        #expect(retried.status == 1, "\(retried.stderr)")
+        #expect(f.server.requestCount(path: "/status/404") == 2)
+    }
+
+    /// curl's habits: a URL as an argument, -j8, -H, -A, --retry,
+    /// durations with units.
+    @Test func urlArgumentsAndCurlShortOptions() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(2)
+        let r = try f.warm([urls[0], urls[1], "-j8", "-H", "X-Team: imaging", "-A", "warmer/1", "--retry", "1",
+                            "--timeout", "5s", "--connect-timeout", "1min"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(f.cacheFiles().count == 2)
+        let headers = f.server.lastRequestHeaders(path: "/img/1.png")
+        #expect(headers?["x-team"] == "imaging" && headers?["user-agent"] == "warmer/1", "\(headers ?? [:])")
+        // -j0 is still checked after the split.
+        let refused = try f.warm(["-j0", urls[0]])
+        #expect(refused.status == 2 && refused.stderr.contains("--concurrency"), "\(refused.stderr)")
+    }
+
+    /// Units that would mislead on a deleting command are refused with the
+    /// spelling to use.
+    @Test func ambiguousDurationsAreRefused() throws {
+        let f = try WarmFixture()
+        for value in ["1M", "1mo", "1y"] {
+            let r = try BinaryRunner.run(["cache", "prune", "--cache", f.cache, "--max-age", value])
+            #expect(r.status == 2, "\(value): \(r.stderr)")
+            #expect(r.stderr.contains("1min") && r.stderr.contains("30d"), "\(value): \(r.stderr)")
+        }
+        let r = try f.warm([f.server.url("/img/0.png"), "--timeout", "1M"])
+        #expect(r.status == 2 && r.stderr.contains("30d"), "\(r.stderr)")
+    }
+
+    /// Output files are checked before the first request: exit 2, and the
+    /// server sees nothing.
+    @Test func unwritableOutputPathsFailBeforeAnyRequest() throws {
+        let f = try WarmFixture()
+        let manifest = f.writeManifest(f.servePNGs(2))
+        for args in [["--report", f.dir + "/nodir/r.json"], ["--junit", f.dir], ["--metrics", f.dir + "/missing/m.prom"],
+                     ["--report", f.dir + "/"]] {
+            let r = try f.warm([manifest] + args)
+            #expect(r.status == 2, "\(args): \(r.status) \(r.stderr)")
+            #expect(r.stderr.contains(args[0]) && r.stderr.split(separator: "\n").count == 1, "\(args): \(r.stderr)")
+        }
+        #expect(f.server.totalRequests == 0)
+        #expect(f.cacheFiles().isEmpty)
+    }
+
     @Test func metricsAreValidPrometheusTextAndCountOutcomes() throws {
         let f = try WarmFixture()
         let urls = f.servePNGs(4)

@@ -75,13 +75,17 @@ import TestSupport
 
         // Empty inputs (a generated manifest may be empty): 0 entries,
         // exit 0 with a warning.
-        for (name, bytes) in [("empty", [UInt8]()), ("blank", Array("\n\n  \n# only a comment\r\n\u{FEFF}\n".utf8)), ("bom", [0xEF, 0xBB, 0xBF])] {
+        for (name, bytes) in [("empty", [UInt8]()), ("blank", Array("\n\n  \n# only a comment\r\n".utf8)), ("bom", [0xEF, 0xBB, 0xBF])] {
             let manifest = writeBytes(f, name + ".txt", bytes)
             let r = try f.warm([manifest])
             #expect(r.status == 0 && !r.signalled, "\(name): \(r.status) \(r.stderr)")
             #expect(r.stderr.contains("warning: no entries in the manifests (0 entries)"), "\(name): \(r.stderr)")
             #expect(r.stdout.contains("0 entries"), "\(name): \(r.stdout)")
         }
+        // A byte-order mark inside the file is a malformed line: a failed entry.
+        let midBOM = writeBytes(f, "mid-bom.txt", Array("# only a comment\n\u{FEFF}\n".utf8))
+        let bomRun = try f.warm([midBOM])
+        #expect(bomRun.status == 1 && bomRun.stderr.contains("mid-bom.txt:2: "), "\(bomRun.stderr)")
         // Unreadable manifests: exit 2, one line naming the path.
         for path in [f.dir + "/does-not-exist.txt", f.dir] {
             let r = try f.warm([path])
