@@ -178,6 +178,9 @@ import TestSupport
         let urls = f.servePNGs(24)
         let root = f.dir + "/volumes"
         try FileManager.default.createDirectory(atPath: root + "/manifests", withIntermediateDirectories: true)
+        // The volume's mount point exists in every pod (the reports go there,
+        // checked before the first request).
+        try FileManager.default.createDirectory(atPath: root + "/cache", withIntermediateDirectories: true)
         try (urls.joined(separator: "\n") + "\n").write(toFile: root + "/manifests/images.txt", atomically: true, encoding: .utf8)
         func mapped(_ args: [String], index: Int? = nil) -> [String] {
             args.map { arg in
