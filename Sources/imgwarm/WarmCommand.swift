@@ -34,8 +34,10 @@ struct WarmCommand: ParsableCommand {
         {"url": ..., "priority": ..., "key": ...}; `#` starts a comment. `-` reads standard input.
         Each entry ends cached (already there: no request), blocked (in the failed-URL list), \
         downloaded, revalidated (--refresh got 304), duplicate, skipped, or failed with an error class.
-        Exit status: 0 done (failures at or below --max-failures); 1 more failures; 2 usage error or \
-        no usable input; 3 the cache cannot be used (not writable, disk full); 130 interrupted.
+        Exit status: 0 done (failed and blocked entries at or below --max-failures; also no entries at all); \
+        1 more failures (a blocked entry is missing from the cache: a failure); 2 usage error, an unreadable \
+        manifest, or a --report/--junit/--metrics path that cannot be written (checked before any request); \
+        3 the cache cannot be used (not writable, disk full); 130 interrupted.
         """
     )
 
@@ -81,7 +83,7 @@ struct WarmCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Order within a priority: fifo (manifest order) or lifo (newest first).", valueName: "order"))
     var order: ExecutionOrder = .fifo
 
-    @Flag(name: .customLong("retry-failed"), help: "Fetch URLs of the failed-URL list again instead of skipping them.")
+    @Flag(name: .customLong("retry-failed"), help: "Fetch URLs of the failed-URL list again instead of reporting them blocked.")
     var retryFailed = false
 
     @Option(name: [.customLong("retries"), .customLong("retry")], help: "Extra attempts for transient failures (timeouts, resets, 408, 429, 5xx); --retry is curl's name.")
