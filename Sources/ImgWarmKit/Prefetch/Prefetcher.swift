@@ -107,8 +107,10 @@ public final class Prefetcher: @unchecked Sendable {
             let index = Int(plan.order[position]), started = DispatchTime.now()
             let lookup = lookups.lookup(at: position)
             let url = plan.url(index)
-            let wasFailed = failedAtStart.contains(url)
-            let decision = Triage.decide(existingBytes: lookup.existing?.size, isFailedURL: wasFailed,
+            let blocks = failedAtStart.contains(url)
+            // A row that no longer blocks still goes once the URL succeeds.
+            let wasFailed = blocks || failedAtStart.isListed(url)
+            let decision = Triage.decide(existingBytes: lookup.existing?.size, isFailedURL: blocks,
                                          budgetSpent: gate?.isFull ?? false, options: options.triage) {
                 (try? self.state?.validators(forKey: self.plan.key(index))).flatMap { $0 }
                     .map { HTTPValidators(etag: $0.etag, lastModified: $0.lastModified) }

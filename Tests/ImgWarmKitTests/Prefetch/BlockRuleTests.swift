@@ -1,4 +1,6 @@
+import Foundation
 import Testing
+import TestSupport
 @testable import ImgWarmKit
 
 /// Which failures enter the failed-URL list. SDWebImage's own rule, for
@@ -57,5 +59,22 @@ import Testing
             guard let name = e.name else { continue }
             #expect(named.contains(name), "\(name) has no row in BlockRuleTests")
         }
+    }
+
+    /// A row an earlier version stored for a failure BlockRule does not
+    /// remember (TLS) no longer blocks, but is still known, so that a
+    /// success removes it.
+    @Test func rowsOfForgottenClassesDoNotBlock() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try StateStore(path: dir + "/state.sqlite")
+        try store.apply([
+            .failed(.init(url: "https://e/tls.png", key: "https://e/tls.png", errorClass: "tls", status: nil, reason: "curl error 60", failedAt: 1)),
+            .failed(.init(url: "https://e/404.png", key: "https://e/404.png", errorClass: "http-status", status: 404, reason: "HTTP 404", failedAt: 1)),
+        ])
+        let set = try store.failedURLSet()
+        #expect(set.contains("https://e/404.png") && set.isListed("https://e/404.png"))
+        #expect(!set.contains("https://e/tls.png") && set.isListed("https://e/tls.png"))
+        #expect(!set.isListed("https://e/other.png"))
     }
 }

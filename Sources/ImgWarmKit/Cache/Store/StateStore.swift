@@ -262,14 +262,18 @@ public final class StateStore: Sendable {
         // Rows that BlockRule no longer remembers (a TLS failure stored by
         // an earlier version) do not block.
         try queue.read { db in
-            var stored = Set<String>()
+            var stored = Set<String>(), stale = Set<String>()
             let rows = try Row.fetchCursor(db, sql: "SELECT url, error_class, status FROM failed_url")
             while let row = try rows.next() {
                 let errorClass: String = row["error_class"] ?? ""
                 let status: Int? = row["status"]
-                if BlockRule.remembers(errorClass: errorClass, status: status) { stored.insert(row["url"]) }
+                if BlockRule.remembers(errorClass: errorClass, status: status) {
+                    stored.insert(row["url"])
+                } else {
+                    stale.insert(row["url"])
+                }
             }
-            return FailedURLSet(stored: stored)
+            return FailedURLSet(stored: stored, stale: stale)
         }
     }
 
@@ -389,10 +393,27 @@ public final class StateStore: Sendable {
 /// real URL, digested the same way the rows were.
 public struct FailedURLSet: Sendable, Equatable, ExpressibleByArrayLiteral {
     let stored: Set<String>
-    public init(stored: Set<String> = []) { self.stored = stored }
+    /// Rows that no longer block (BlockRule): a success still removes them.
+    let stale: Set<String>
+    public init(stored: Set<String> = []) {
+        self.stored = stored
+        self.stale = []
+    }
+    public init(stored: Set<String>, stale: Set<String>) {
+        self.stored = stored
+        self.stale = stale
+    }
     /// The set of these real URLs (tests).
-    public init(arrayLiteral urls: String...) { stored = Set(urls.map(StateStore.storedForm)) }
+    public init(arrayLiteral urls: String...) {
+        stored = Set(urls.map(StateStore.storedForm))
+        stale = []
+    }
     public var isEmpty: Bool { stored.isEmpty }
     public var count: Int { stored.count }
+    /// The URL blocks: its failure is one BlockRule remembers.
     public func contains(_ url: String) -> Bool { !stored.isEmpty && stored.contains(StateStore.storedForm(url)) }
+    /// The URL has a row at all, blocking or not.
+    public func isListed(_ url: String) -> Bool {
+        contains(url) || (!stale.isEmpty && stale.contains(StateStore.storedForm(url)))
+    }
 }
