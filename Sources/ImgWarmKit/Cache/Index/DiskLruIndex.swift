@@ -278,11 +278,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     private func rebuildLocked(rereading: Bool = false) throws {
         if rereading, exists(Self.journalName) { contents = try readJournal(Self.journalName) }
         for key in DiskLruJournal.deadEdits(contents) {
-            for i in 0..<journal.valueCount {
-                guard let name = DiskLruJournal.valueFileName(key, i) else { continue }
-                _ = remover.unlink(name, in: folderFD)
-                _ = remover.unlink(name + ".tmp", in: folderFD)
-            }
+            _ = journal.removeValueFiles(of: key, in: folderFD, temps: true, remover: remover)
             contents.entries[key] = nil
         }
         let text = Array(journal.rebuilt(contents).utf8)
@@ -430,9 +426,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                 let e = remover.rename(temp.name, in: temp.folder.fd, to: valueName, in: folderFD)
                 if e != 0 {
                     // `completeEdit(success: false)` of a new entry: REMOVE.
-                    for j in 0..<journal.valueCount {
-                        if let name = DiskLruJournal.valueFileName(key, j) { _ = remover.unlink(name, in: folderFD) }
-                    }
+                    _ = journal.removeValueFiles(of: key, in: folderFD, remover: remover)
                     try? append(Array(DiskLruJournal.removeLine(key).utf8))
                     contents.entries[key] = nil
                     if e == EISDIR || e == ENOTEMPTY || e == EEXIST {
@@ -465,9 +459,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         if !writable { try openLocked(writable: true) }
         try withJournalLock {
             try reopenIfReplaced()
-            for i in 0..<journal.valueCount {
-                if let name = DiskLruJournal.valueFileName(key, i) { _ = remover.unlink(name, in: folderFD) }
-            }
+            _ = journal.removeValueFiles(of: key, in: folderFD, remover: remover)
             // `remove`: a REMOVE line for a key the journal holds.
             if contents.entries[key] != nil {
                 try append(pendingReads + Array(DiskLruJournal.removeLine(key).utf8))
@@ -528,11 +520,8 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                 try append(pendingReads)
                 pendingReads.removeAll(keepingCapacity: true)
                 try evict { key in
-                    for i in 0..<journal.valueCount {
-                        guard let name = DiskLruJournal.valueFileName(key, i) else { continue }
-                        let e = remover.unlink(name, in: folderFD)
-                        if e != 0 && e != ENOENT { throw failure(name, "cannot remove", e) }
-                    }
+                    let e = journal.removeValueFiles(of: key, in: folderFD, remover: remover)
+                    if e != 0 { throw failure("\(key).*", "cannot remove", e) }
                 }
             }
         }

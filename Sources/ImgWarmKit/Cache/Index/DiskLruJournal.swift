@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The journal of a DiskLruCache folder, read and written as the library
 /// does. Glide keeps its own copy of the 2011 Android class
 /// (`third_party/disklrucache/.../DiskLruCache.java`); Coil 2 and 3 a Kotlin
@@ -118,6 +122,22 @@ public struct DiskLruJournal: Sendable, Equatable {
     /// a key that passed `isValidKey`.
     public static func valueFileName(_ key: String, _ index: Int) -> String? {
         isValidKey(key) && index >= 0 ? "\(key).\(index)" : nil
+    }
+
+    /// Removes the value files of `key` (`<key>.0`, `<key>.1`..., and with
+    /// `temps` their `.tmp`) in `folder` through `remover`: every removal
+    /// of an entry's files goes through here. A key outside the key rule
+    /// removes nothing (EINVAL). The first error other than ENOENT, else 0.
+    func removeValueFiles(of key: String, in folder: Int32, temps: Bool = false, remover: any IndexFileRemover) -> Int32 {
+        var first: Int32 = 0
+        for i in 0..<valueCount {
+            guard let name = Self.valueFileName(key, i) else { return EINVAL }
+            for target in temps ? [name, name + ".tmp"] : [name] {
+                let e = remover.unlink(target, in: folder)
+                if e != 0 && e != ENOENT && first == 0 { first = e }
+            }
+        }
+        return first
     }
 
     /// One length of a CLEAN line: decimal digits only (Java's

@@ -343,7 +343,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             _ = remover.unlink(relativePath, in: files.fd)
             throw CacheError(path: databasePath, reason: "\(error)")
         }
-        if let replaced, replaced != relativePath, IndexNames.isPlainEntryName(replaced) { _ = remover.unlink(replaced, in: files.fd) }
+        if let replaced, replaced != relativePath { _ = FlutterCacheRow.removeFile(replaced, in: files.fd, remover: remover) }
     }
 
     /// The row `WebHelper._manageResponse` then `CacheStore.putFile` leave:
@@ -390,7 +390,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             try db.execute(sql: "DELETE FROM cacheObject WHERE relativePath = ?", arguments: [relativePath])
             return .commit
         }
-        if let files { _ = remover.unlink(relativePath, in: files.fd) }
+        if let files { _ = FlutterCacheRow.removeFile(relativePath, in: files.fd, remover: remover) }
     }
 
     public func plannedPath(for name: CacheEntryName) -> String { filesDirectory + "/" }
@@ -435,7 +435,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             var removedIDs = Set<Int64>()
             for (row, reason) in doomed {
                 let path = self.filesDirectory + "/" + row.relativePath
-                if !options.dryRun, let files { _ = self.remover.unlink(row.relativePath, in: files.fd) }
+                if !options.dryRun, let files { _ = FlutterCacheRow.removeFile(row.relativePath, in: files.fd, remover: self.remover) }
                 removedIDs.insert(row.id)
                 result.removed.append(.init(path: path, bytes: row.length ?? 0, reason: reason))
             }
@@ -451,7 +451,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
                 let path = self.filesDirectory + "/" + name
                 var st = stat()
                 guard let files, fstatat(files.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-                if !options.dryRun { _ = self.remover.unlink(name, in: files.fd) }
+                if !options.dryRun { _ = FlutterCacheRow.removeFile(name, in: files.fd, remover: self.remover) }
                 result.removed.append(.init(path: path, bytes: Int64(st.st_size), reason: "no database row names it"))
             }
             result.entriesAfter = remaining.count

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A value of a `cacheObject` column as SQLite stores it: any column of
 /// any row may hold any of these, whatever the schema says.
 enum FlutterColumnValue: Equatable, Sendable {
@@ -68,6 +72,14 @@ struct FlutterCacheRow: Equatable, Sendable {
         _ = try integer(6, "validTill", nullable: false)
         if values[7] != .null { _ = try text(7, "eTag") }
         return FlutterCacheRow(id: id, url: url, key: key, relativePath: relativePath, touched: touched, length: length)
+    }
+
+    /// Removes the file `relativePath` names in the files folder through
+    /// `remover`: every removal of a row's file goes through here. A name
+    /// that is not one plain file name removes nothing (EINVAL).
+    static func removeFile(_ relativePath: String, in folder: Int32, remover: any IndexFileRemover) -> Int32 {
+        guard IndexNames.isPlainEntryName(relativePath) else { return EINVAL }
+        return remover.unlink(relativePath, in: folder)
     }
 
     /// The sum of the rows' lengths, saturating (a length is checked non-negative).
