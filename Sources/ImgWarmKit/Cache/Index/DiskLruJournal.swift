@@ -20,8 +20,12 @@ import Glibc
 ///
 /// A journal whose header differs, or with a line neither class reads, is
 /// "corrupt" to the library and the whole folder is deleted
-/// (`experimentalOpen`: `cache.delete()`). This type is the pure part:
-/// parsing (`readJournal`/`readJournalLine`) and the lines.
+/// (`experimentalOpen`: `cache.delete()`). imgwarm refuses such a journal,
+/// and also one whose keys break the key rule or whose lengths overflow,
+/// and deletes nothing (docs/cache-formats.md). This type is the pure
+/// part: parsing (`readJournal`/`readJournalLine`), the lines, and which
+/// files a rebuild and a prune remove. The app version and value count
+/// come from the layout; the key rule is every DiskLruCache's.
 public struct DiskLruJournal: Sendable, Equatable {
     public static let magic = "libcore.io.DiskLruCache"
     public static let version = "1"
