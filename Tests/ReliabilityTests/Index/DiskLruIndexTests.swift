@@ -47,11 +47,11 @@ struct HostileJournalFixture {
         try! fm.createDirectory(atPath: dir + "/cache", withIntermediateDirectories: true)
         try! fm.createDirectory(atPath: dir + "/victim", withIntermediateDirectories: true)
         for name in Self.victimNames {
-            fm.createFile(atPath: dir + "/victim/" + name, contents: Data("victim \(name)\n".utf8))
+            _ = fm.createFile(atPath: dir + "/victim/" + name, contents: Data("victim \(name)\n".utf8))
             FileTimes.set(dir + "/victim/" + name, atime: 1_000_000_000, mtime: 1_000_000_000)
         }
         for i in 0..<header.valueCount {
-            fm.createFile(atPath: cache + "/\(Self.goodKey).\(i)", contents: Data(repeating: UInt8(i), count: 100))
+            _ = fm.createFile(atPath: cache + "/\(Self.goodKey).\(i)", contents: Data(repeating: UInt8(i), count: 100))
         }
     }
 
@@ -64,7 +64,7 @@ struct HostileJournalFixture {
     func writeJournal(_ line: String) {
         let text = headerText + "CLEAN \(Self.goodKey) " + Array(repeating: "100", count: header.valueCount).joined(separator: " ")
             + "\n" + line + "\n"
-        FileManager.default.createFile(atPath: cache + "/journal", contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: cache + "/journal", contents: Data(text.utf8))
     }
 
     /// Every file under `path` (`.imgwarm` left out: a refused warm may
@@ -110,7 +110,7 @@ func runImgwarm(_ args: [String], as uid: uid_t?) throws -> (status: Int32, outp
 func refusingCommands(layout: String, cache: String, dir: String) -> [[String]] {
     let manifest = dir + "/manifest.txt"
     if !FileManager.default.fileExists(atPath: manifest) {
-        FileManager.default.createFile(atPath: manifest, contents: Data("http://127.0.0.1:9/a.png\n".utf8))
+        _ = FileManager.default.createFile(atPath: manifest, contents: Data("http://127.0.0.1:9/a.png\n".utf8))
         chmod(manifest, 0o644)
     }
     var prune = ["cache", "prune", "--layout", layout, "--cache", cache]
@@ -207,7 +207,7 @@ func refusingCommands(layout: String, cache: String, dir: String) -> [[String]] 
     @Test func oneKeyCleanedTwiceWithTheLargestLengthIsPruned() throws {
         let f = HostileJournalFixture(layout: "glide")
         defer { f.cleanup() }
-        FileManager.default.createFile(atPath: f.cache + "/k.0", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: f.cache + "/k.0", contents: Data([1]))
         f.writeJournal("CLEAN k 9223372036854775000\nCLEAN k 9223372036854775000")
         let r = try runImgwarm(["cache", "prune", "--layout", "glide", "--max-size", "1", "--cache", f.cache], as: nil)
         #expect(r.status == 0, "\(r.output)")
@@ -226,7 +226,7 @@ func refusingCommands(layout: String, cache: String, dir: String) -> [[String]] 
         defer { f.cleanup() }
         f.writeJournal("READ \(HostileJournalFixture.goodKey)")
         if name != "journal" {
-            FileManager.default.createFile(atPath: f.cache + "/" + name, contents: Data((f.headerText).utf8))
+            _ = FileManager.default.createFile(atPath: f.cache + "/" + name, contents: Data((f.headerText).utf8))
         }
         #expect(chown(f.cache + "/" + name, 65534, 65534) == 0)
         #expect(chown(f.cache, 0, group) == 0)

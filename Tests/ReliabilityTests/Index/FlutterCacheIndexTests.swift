@@ -26,10 +26,10 @@ struct HostileFlutterFixture {
         try! fm.createDirectory(atPath: cache + "/libCachedImageData", withIntermediateDirectories: true)
         try! fm.createDirectory(atPath: victim, withIntermediateDirectories: true)
         for name in ["x.png", "abs.png"] {
-            fm.createFile(atPath: victim + "/" + name, contents: Data("victim \(name)\n".utf8))
+            _ = fm.createFile(atPath: victim + "/" + name, contents: Data("victim \(name)\n".utf8))
             FileTimes.set(victim + "/" + name, atime: 1_000_000_000, mtime: 1_000_000_000)
         }
-        fm.createFile(atPath: cache + "/libCachedImageData/good.png", contents: Data(TinyPNG.make(seed: 1)))
+        _ = fm.createFile(atPath: cache + "/libCachedImageData/good.png", contents: Data(TinyPNG.make(seed: 1)))
     }
 
     func cleanup() { try? FileManager.default.removeItem(atPath: dir) }
@@ -114,7 +114,7 @@ struct HostileFlutterFixture {
         let f = HostileFlutterFixture()
         defer { f.cleanup() }
         try f.writeDatabase(row: "'http://h/b', 'http://h/b', 'b.png', NULL, 0, 0, 1")
-        if name != "libCachedImageData.db" { FileManager.default.createFile(atPath: f.cache + "/" + name, contents: Data()) }
+        if name != "libCachedImageData.db" { _ = FileManager.default.createFile(atPath: f.cache + "/" + name, contents: Data()) }
         #expect(chown(f.cache + "/" + name, 65534, 65534) == 0)
         #expect(chmod(f.cache, 0o1777) == 0)
         let before = HostileJournalFixture.snapshot(f.cache)
