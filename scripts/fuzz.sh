@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # libFuzzer runs of the manifest line parser, of image validation, of the GIF
-# LZW check against giflib and of the PNG inflate paths against each other
+# LZW check against giflib, of the PNG inflate paths against each other and
+# of the index readers (journals, flutter rows)
 # (fuzz/README.md). Builds the fuzz targets with swiftc -sanitize=fuzzer,address
 # from the sources they test, runs each for SECONDS (default 60), and fails
 # (exit 1) when a fuzzer finds a crash, a hang (> 10 s for one input), a
 # memory error, a broken invariant, (gif-diff) a GIF verdict that differs
-# from giflib's own decoding or (png-inflate) a PNG verdict of the fast
-# inflate path that differs from zlib's path; the input is kept in .build/fuzz/.
+# from giflib's own decoding, (png-inflate) a PNG verdict of the fast
+# inflate path that differs from zlib's path or (index) a name that is no
+# plain file name, or fails the index's rule, reaching an unlink or a
+# rename; the input is kept in .build/fuzz/.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]
 # IMGWARM_FUZZ_TARGETS="png-inflate gif-diff": run only the named targets
 # (all are built).
@@ -67,6 +70,10 @@ build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-imag
   Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift \
   "${objs[@]}" "$out/obj/fs.o" \
   -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
+echo "fuzz: building the index target" >&2
+build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzIndex -o "$out/fuzz-index" \
+  fuzz/harness/IndexFuzz.swift Sources/ImgWarmKit/Cache/Index/DiskLruJournal.swift \
+  Sources/ImgWarmKit/Cache/Index/IndexFileRemover.swift Sources/ImgWarmKit/Cache/Index/FlutterCacheRows.swift
 echo "fuzz: building the png-inflate target" >&2
 build clang -fsanitize=fuzzer,address -O1 -g -I Sources/CImageCodecs/include -o "$out/fuzz-png-inflate" \
   fuzz/harness/png_inflate_fuzz.c "$out/obj/png_validate.o" "$out/obj/inflate_agree.o" -lpng16 -lz -ldeflate
@@ -135,7 +142,7 @@ export SWIFT_BACKTRACE=enable=no
 # which and why); a leak with an imgwarm frame still fails the run.
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
-for target in ${IMGWARM_FUZZ_TARGETS:-manifest image gif-diff png-inflate}; do
+for target in ${IMGWARM_FUZZ_TARGETS:-manifest image gif-diff png-inflate index}; do
   seeds="fuzz/corpus/$target"
   [ "$target" = png-inflate ] && seeds="$seeds_png"
   work="$out/corpus-$target"

@@ -60,6 +60,8 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     private var folderFD: Int32 = -1
     private var folder: FolderHandle?
     private let folders: IndexFolders
+    /// Every unlink and rename in the folder goes through it.
+    private let remover: any IndexFileRemover
     private var journalFD: Int32 = -1
     private var pendingReads: [UInt8] = []
 
@@ -71,13 +73,15 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     static let readBatchBytes = 32 << 10
 
     init(directory: String, journal: DiskLruJournal, imageValue: Int, defaultMaxSize: UInt64, layoutName: String,
-         metadata: @escaping @Sendable (StoredResponse?) -> [UInt8] = { _ in [] }) {
+         metadata: @escaping @Sendable (StoredResponse?) -> [UInt8] = { _ in [] },
+         remover: any IndexFileRemover = SystemIndexFileRemover()) {
         self.directory = directory
         self.journal = journal
         self.imageValue = imageValue
         self.defaultMaxSize = defaultMaxSize
         self.layoutName = layoutName
         self.metadata = metadata
+        self.remover = remover
         folders = IndexFolders(directory: directory)
     }
 
@@ -120,22 +124,32 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                 throw CacheError(path: directory + "/" + name, reason: reason, errno: ELOOP)
             }
         }
+        // Another user's journal, backup or rebuild in a folder others may
+        // write is refused before anything is read (`IndexTrust`).
+        if let folder { try IndexTrust.require([Self.journalName, Self.backupName, Self.tempName], in: folder, directory: directory) }
         if writable {
             try withJournalLock {
+                // The journal (or the backup that stands for it) is read
+                // whole first: a refused one leaves every file as it was,
+                // the backup, journal.tmp and the dead edits' files too.
+                let hasJournal = exists(Self.journalName)
+                let hasBackup = exists(Self.backupName)
+                let read = hasJournal ? try readJournal(Self.journalName) : hasBackup ? try readJournal(Self.backupName) : nil
                 // `experimentalOpen`: a backup without a journal is the
                 // journal (a rebuild was cut between its two renames);
                 // with a journal it is stale.
-                if exists(Self.backupName) {
-                    if exists(Self.journalName) {
-                        unlinkat(folderFD, Self.backupName, 0)
-                    } else if renameat(folderFD, Self.backupName, folderFD, Self.journalName) != 0 {
-                        throw failure(Self.backupName, "cannot rename to journal")
+                if hasBackup {
+                    if hasJournal {
+                        _ = remover.unlink(Self.backupName, in: folderFD)
+                    } else {
+                        let e = remover.rename(Self.backupName, in: folderFD, to: Self.journalName, in: folderFD)
+                        if e != 0 { throw failure(Self.backupName, "cannot rename to journal", e) }
                     }
                 }
                 // `processJournal`: a journal.tmp is a rebuild that died.
-                unlinkat(folderFD, Self.tempName, 0)
-                if exists(Self.journalName) {
-                    contents = try readJournal(Self.journalName)
+                _ = remover.unlink(Self.tempName, in: folderFD)
+                if let read {
+                    contents = read
                     // `readJournal`: a journal ending in a cut line is
                     // rebuilt before anything is appended to it.
                     if contents.unterminatedTail { try rebuildLocked() } else { try openAppend() }
@@ -178,6 +192,9 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         let fd = openat(folderFD, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw refusedOr(name, failure(name, "cannot read")) }
         defer { Glibc.close(fd) }
+        // The file opened is the one judged: a name swapped since the
+        // check at open is judged again.
+        if let folder { try IndexTrust.require(opened: fd, name: name, in: folder, directory: directory) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -193,7 +210,8 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
             return try journal.parse(bytes)
         } catch let corrupt as DiskLruJournal.Corrupt {
             throw CacheError(path: directory + "/" + name,
-                             reason: "\(corrupt.description); not a --layout \(layoutName) cache, left as it is (the library would delete the whole folder)")
+                             reason: "\(corrupt.description); not a journal imgwarm acts on under --layout \(layoutName): "
+                                + "nothing deleted, nothing rewritten (the library would delete the whole folder)")
         }
     }
 
@@ -259,34 +277,32 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     /// files go and their lines are dropped, as `processJournal` does.
     private func rebuildLocked(rereading: Bool = false) throws {
         if rereading, exists(Self.journalName) { contents = try readJournal(Self.journalName) }
-        for (key, entry) in contents.entries where entry.dirty {
-            for i in 0..<journal.valueCount {
-                unlinkat(folderFD, "\(key).\(i)", 0)
-                unlinkat(folderFD, "\(key).\(i).tmp", 0)
-            }
+        for key in DiskLruJournal.deadEdits(contents) {
+            _ = journal.removeValueFiles(of: key, in: folderFD, temps: true, remover: remover)
             contents.entries[key] = nil
         }
         let text = Array(journal.rebuilt(contents).utf8)
-        let fd = openat(folderFD, Self.tempName, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        // A new file (O_EXCL): never written through into one planted at
+        // the name meanwhile.
+        _ = remover.unlink(Self.tempName, in: folderFD)
+        let fd = openat(folderFD, Self.tempName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw failure(Self.tempName, "cannot create") }
         var e = text.withUnsafeBytes { FileIO.writeAll(fd, $0) }
         // The new journal is durable before it replaces the old one.
         if e == 0 && fsync(fd) != 0 { e = errno }
         if Glibc.close(fd) != 0 && e == 0 { e = errno }
         if e != 0 {
-            unlinkat(folderFD, Self.tempName, 0)
+            _ = remover.unlink(Self.tempName, in: folderFD)
             throw failure(Self.tempName, "cannot write", e)
         }
         if exists(Self.journalName) {
-            unlinkat(folderFD, Self.backupName, 0)
-            if renameat(folderFD, Self.journalName, folderFD, Self.backupName) != 0 {
-                throw failure(Self.journalName, "cannot rename to journal.bkp")
-            }
+            _ = remover.unlink(Self.backupName, in: folderFD)
+            let e = remover.rename(Self.journalName, in: folderFD, to: Self.backupName, in: folderFD)
+            if e != 0 { throw failure(Self.journalName, "cannot rename to journal.bkp", e) }
         }
-        if renameat(folderFD, Self.tempName, folderFD, Self.journalName) != 0 {
-            throw failure(Self.tempName, "cannot rename to journal")
-        }
-        unlinkat(folderFD, Self.backupName, 0)
+        let renamed = remover.rename(Self.tempName, in: folderFD, to: Self.journalName, in: folderFD)
+        if renamed != 0 { throw failure(Self.tempName, "cannot rename to journal", renamed) }
+        _ = remover.unlink(Self.backupName, in: folderFD)
         contents.lineCount = contents.entries.count
         contents.unterminatedTail = false
         try openAppend()
@@ -353,6 +369,9 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?,
                       keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
         let key = key(of: name)
+        guard DiskLruJournal.isValidKey(key) else {
+            throw CacheError(path: directory + "/" + name.storedName, reason: "not a DiskLruCache key ([a-z0-9_-]{1,120})", errno: EINVAL)
+        }
         let meta = journal.valueCount > 1 ? metadata(response) : []
         // The cache folder is open (and the journal read) before any byte
         // is written: the temp files are renamed relative to it.
@@ -368,7 +387,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         // copied. Temp names are unpredictable, in imgwarm's private folder.
         var temps: [(folder: FolderHandle, name: String)] = []
         var lengths: [Int64] = []
-        defer { for t in temps { unlinkat(t.folder.fd, t.name, 0) } }  // renamed ones are gone already
+        defer { for t in temps { _ = remover.unlink(t.name, in: t.folder.fd) } }  // renamed ones are gone already
         for i in 0..<journal.valueCount {
             let (tempFolder, tempName, fd) = try folders.createTemp(tag: "v")
             temps.append((tempFolder, tempName))
@@ -401,10 +420,13 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
             // rename(2) replaces whatever is at the name (a file, a link:
             // the link itself, never where it points).
             for (i, temp) in temps.enumerated() {
-                if renameat(temp.folder.fd, temp.name, folderFD, "\(key).\(i)") != 0 {
-                    let e = errno
+                guard let valueName = DiskLruJournal.valueFileName(key, i) else {
+                    throw CacheError(path: directory + "/" + key, reason: "not a DiskLruCache key ([a-z0-9_-]{1,120})", errno: EINVAL)
+                }
+                let e = remover.rename(temp.name, in: temp.folder.fd, to: valueName, in: folderFD)
+                if e != 0 {
                     // `completeEdit(success: false)` of a new entry: REMOVE.
-                    for j in 0..<journal.valueCount { unlinkat(folderFD, "\(key).\(j)", 0) }
+                    _ = journal.removeValueFiles(of: key, in: folderFD, remover: remover)
                     try? append(Array(DiskLruJournal.removeLine(key).utf8))
                     contents.entries[key] = nil
                     if e == EISDIR || e == ENOTEMPTY || e == EEXIST {
@@ -429,12 +451,15 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
 
     public func removeEntry(imagePath path: String) throws {
         let key = String(Self.key(ofFileName: Substring(path.split(separator: "/").last ?? "")))
+        guard DiskLruJournal.isValidKey(key) else {
+            throw CacheError(path: path, reason: "not a DiskLruCache value file (<key>.<n>); left as it is", errno: EINVAL)
+        }
         lock.lock()
         defer { lock.unlock() }
         if !writable { try openLocked(writable: true) }
         try withJournalLock {
             try reopenIfReplaced()
-            for i in 0..<journal.valueCount { unlinkat(folderFD, "\(key).\(i)", 0) }
+            _ = journal.removeValueFiles(of: key, in: folderFD, remover: remover)
             // `remove`: a REMOVE line for a key the journal holds.
             if contents.entries[key] != nil {
                 try append(pendingReads + Array(DiskLruJournal.removeLine(key).utf8))
@@ -469,12 +494,11 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
             result.entriesBefore = contents.entries.values.filter { !$0.dirty }.count
             result.bytesBefore = size
             var lines: [UInt8] = []
-            for key in contents.lruOrder where size > limit {
-                guard let entry = contents.entries[key], !entry.dirty else { continue }
+            let imageValue = imageValue
+            let doomed = DiskLruJournal.evictions(contents, limit: limit) { options.pinned.contains("\($0).\(imageValue)") }
+            for (key, bytes) in doomed {
                 let imageName = "\(key).\(imageValue)"
-                if options.pinned.contains(imageName) { continue }
                 try removeFiles(key)
-                let bytes = entry.lengths.reduce(0, +)
                 size -= bytes
                 result.removed.append(.init(path: directory + "/" + imageName, bytes: bytes, reason: "over the size limit"))
                 lines.append(contentsOf: DiskLruJournal.removeLine(key).utf8)
@@ -496,9 +520,8 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                 try append(pendingReads)
                 pendingReads.removeAll(keepingCapacity: true)
                 try evict { key in
-                    for i in 0..<journal.valueCount where unlinkat(folderFD, "\(key).\(i)", 0) != 0 && errno != ENOENT {
-                        throw failure("\(key).\(i)", "cannot remove")
-                    }
+                    let e = journal.removeValueFiles(of: key, in: folderFD, remover: remover)
+                    if e != 0 { throw failure("\(key).*", "cannot remove", e) }
                 }
             }
         }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The journal of a DiskLruCache folder, read and written as the library
 /// does. Glide keeps its own copy of the 2011 Android class
 /// (`third_party/disklrucache/.../DiskLruCache.java`); Coil 2 and 3 a Kotlin
@@ -16,8 +20,12 @@
 ///
 /// A journal whose header differs, or with a line neither class reads, is
 /// "corrupt" to the library and the whole folder is deleted
-/// (`experimentalOpen`: `cache.delete()`). This type is the pure part:
-/// parsing (`readJournal`/`readJournalLine`) and the lines.
+/// (`experimentalOpen`: `cache.delete()`). imgwarm refuses such a journal,
+/// and also one whose keys break the key rule or whose lengths overflow,
+/// and deletes nothing (docs/cache-formats.md). This type is the pure
+/// part: parsing (`readJournal`/`readJournalLine`), the lines, and which
+/// files a rebuild and a prune remove. The app version and value count
+/// come from the layout; the key rule is every DiskLruCache's.
 public struct DiskLruJournal: Sendable, Equatable {
     public static let magic = "libcore.io.DiskLruCache"
     public static let version = "1"
@@ -69,12 +77,20 @@ public struct DiskLruJournal: Sendable, Equatable {
         /// The sum of the readable entries' lengths (`size` after
         /// `processJournal`, which drops the dirty ones).
         public var size: Int64 {
-            entries.values.reduce(0) { $0 + ($1.dirty ? 0 : $1.lengths.reduce(0, +)) }
+            // Saturating: a parsed journal's sum is checked (`parse`); ours
+            // are lengths of files written.
+            entries.values.reduce(Int64(0)) { total, entry in
+                entry.dirty ? total : entry.lengths.reduce(total) { $0.addingReportingOverflow($1).overflow ? .max : $0 + $1 }
+            }
         }
     }
 
+    /// A journal imgwarm refuses: the line (1-based, the header's five
+    /// lines included) and what is wrong with it.
     public struct Corrupt: Error, Sendable, Equatable, CustomStringConvertible {
-        public let description: String
+        public let line: Int
+        public let reason: String
+        public var description: String { "line \(line): \(reason)" }
     }
 
     /// The five header lines.
@@ -89,16 +105,67 @@ public struct DiskLruJournal: Sendable, Equatable {
     public static func readLine(_ key: String) -> String { "READ \(key)\n" }
     public static func removeLine(_ key: String) -> String { "REMOVE \(key)\n" }
 
-    /// The keys both libraries accept (`[a-z0-9_-]{1,120}`); ours are
-    /// 64 hex digits.
-    public static func isValidKey(_ key: Substring) -> Bool {
-        !key.isEmpty && key.count <= 120 && key.utf8.allSatisfy {
-            ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D
+    /// The key rule of every DiskLruCache (`[a-z0-9_-]{1,120}`: Glide's
+    /// `LEGAL_KEY_PATTERN` and `validateKey`, OkHttp's and Coil's
+    /// `LEGAL_KEY_PATTERN` and `validateKey`); ours are 64 hex digits. The
+    /// libraries check it only for a key the app passes, never for a key
+    /// read from the journal; imgwarm checks every key it reads, since a
+    /// key becomes a file name (`<key>.<i>`) that is unlinked and renamed:
+    /// a key with `/`, `..` or a NUL would name a file outside the folder.
+    public static func isValidKey<S: StringProtocol>(_ key: S) -> Bool {
+        var count = 0
+        for byte in key.utf8 {
+            count += 1
+            guard count <= 120, (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F || byte == 0x2D
+            else { return false }
         }
+        return count > 0
     }
 
-    /// Reads a journal as `readJournal` does. Throws `Corrupt` for what
-    /// the library would call corrupt (and delete the folder for).
+    /// The name of value `index` of `key` (`Entry.getCleanFile`), only for
+    /// a key that passed `isValidKey`.
+    public static func valueFileName(_ key: String, _ index: Int) -> String? {
+        isValidKey(key) && index >= 0 ? "\(key).\(index)" : nil
+    }
+
+    /// Removes the value files of `key` (`<key>.0`, `<key>.1`..., and with
+    /// `temps` their `.tmp`) in `folder` through `remover`: every removal
+    /// of an entry's files goes through here. A key outside the key rule
+    /// removes nothing (EINVAL). The first error other than ENOENT, else 0.
+    func removeValueFiles(of key: String, in folder: Int32, temps: Bool = false, remover: any IndexFileRemover) -> Int32 {
+        var first: Int32 = 0
+        for i in 0..<valueCount {
+            guard let name = Self.valueFileName(key, i) else { return EINVAL }
+            for target in temps ? [name, name + ".tmp"] : [name] {
+                let e = remover.unlink(target, in: folder)
+                if e != 0 && e != ENOENT && first == 0 { first = e }
+            }
+        }
+        return first
+    }
+
+    /// One length of a CLEAN line: decimal digits only (Java's
+    /// `Long.parseLong` also takes a sign; a negative length is no file's),
+    /// at most `Int64.max`.
+    static func parseLength<S: StringProtocol>(_ text: S) -> Int64? {
+        var value: Int64 = 0
+        var digits = 0
+        for byte in text.utf8 {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
+            digits += 1
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (next, o2) = times10.addingReportingOverflow(Int64(byte - 0x30))
+            if o1 || o2 { return nil }
+            value = next
+        }
+        return digits > 0 ? value : nil
+    }
+
+    /// Reads a journal as `readJournal` does, and stricter: throws
+    /// `Corrupt` (naming the line) for what the library would call corrupt
+    /// (and delete the folder for), and for what it reads but imgwarm
+    /// refuses: a key outside the key rule, a negative length, lengths
+    /// whose sum (of an entry, or of all entries) overflows 64 bits.
     public func parse(_ bytes: [UInt8]) throws -> Contents {
         // StrictLineReader: lines end at '\n'; a '\r' before it is dropped.
         var lines: [Substring] = []
@@ -113,44 +180,62 @@ public struct DiskLruJournal: Sendable, Equatable {
         }
         contents.unterminatedTail = !rest.isEmpty
         guard lines.count >= 5 else {
-            throw Corrupt(description: "journal ends inside its header (\(lines.count) of 5 lines)")
+            throw Corrupt(line: lines.count + 1, reason: "the journal ends inside its header (\(lines.count) of 5 lines)")
         }
-        let head = lines[0..<5].map(String.init)
-        if head[0] != Self.magic || head[1] != Self.version || head[2] != String(appVersion)
-            || head[3] != String(valueCount) || head[4] != "" {
-            throw Corrupt(description: "journal header [\(head.joined(separator: ", "))]: not app version \(appVersion) with \(valueCount) value\(valueCount == 1 ? "" : "s") per entry")
+        let expected = [Self.magic, Self.version, String(appVersion), String(valueCount), ""]
+        for (i, want) in expected.enumerated() where lines[i] != want {
+            throw Corrupt(line: i + 1, reason: "header line \"\(lines[i].prefix(80))\" where DiskLruCache app version \(appVersion) "
+                + "with \(valueCount) value\(valueCount == 1 ? "" : "s") per entry has \"\(want)\"")
         }
+        var total: Int64 = 0
         for (offset, line) in lines[5...].enumerated() {
-            try readLine(line, position: offset + 1, into: &contents)
+            try readLine(line, position: offset + 1, total: &total, into: &contents)
             contents.lineCount += 1
         }
         return contents
     }
 
-    /// `readJournalLine`.
-    func readLine(_ line: Substring, position: Int, into contents: inout Contents) throws {
-        func corrupt() -> Corrupt { Corrupt(description: "unexpected journal line \(position + 5): \(line.prefix(200))") }
-        guard let firstSpace = line.firstIndex(of: " ") else { throw corrupt() }
+    /// `readJournalLine`, with every key checked. `total`: the sum of all
+    /// entries' lengths so far (checked for overflow, so every later sum
+    /// of them is too).
+    func readLine(_ line: Substring, position: Int, total: inout Int64, into contents: inout Contents) throws {
+        func corrupt(_ what: String) -> Corrupt { Corrupt(line: position + 5, reason: "\(what): \(line.prefix(200))") }
+        guard let firstSpace = line.firstIndex(of: " ") else { throw corrupt("not a journal line") }
         let verb = line[..<firstSpace]
+        guard verb == "CLEAN" || verb == "DIRTY" || verb == "READ" || verb == "REMOVE" else {
+            throw corrupt("not a journal line (CLEAN, DIRTY, READ or REMOVE)")
+        }
         let afterKey = line.index(after: firstSpace)
         let secondSpace = line[afterKey...].firstIndex(of: " ")
-        let key = String(line[afterKey..<(secondSpace ?? line.endIndex)])
+        let key = line[afterKey..<(secondSpace ?? line.endIndex)]
+        guard Self.isValidKey(key) else {
+            throw corrupt("the key is not a DiskLruCache key ([a-z0-9_-]{1,120})")
+        }
+        let keyString = String(key)
+        let previousSum = contents.entries[keyString].map { Self.sum($0.lengths) ?? 0 } ?? 0
         if secondSpace == nil && verb == "REMOVE" {
-            contents.entries[key] = nil
+            contents.entries[keyString] = nil
+            total -= previousSum
             return
         }
-        var entry = contents.entries[key] ?? Entry(lengths: Array(repeating: 0, count: valueCount))
+        var entry = contents.entries[keyString] ?? Entry(lengths: Array(repeating: 0, count: valueCount))
         entry.touch = position
         if let secondSpace, verb == "CLEAN" {
             // Java's `split(" ")` drops trailing empty strings.
             var parts = line[line.index(after: secondSpace)...].split(separator: " ", omittingEmptySubsequences: false)
             while parts.count > 1, parts.last?.isEmpty == true { parts.removeLast() }
-            guard parts.count == valueCount else { throw corrupt() }
+            guard parts.count == valueCount else {
+                throw corrupt("\(parts.count) length\(parts.count == 1 ? "" : "s") where an entry has \(valueCount)")
+            }
             var lengths: [Int64] = []
             for part in parts {
-                guard let n = Int64(part) else { throw corrupt() }
+                guard let n = Self.parseLength(part) else { throw corrupt("a length that is not a number from 0 to \(Int64.max)") }
                 lengths.append(n)
             }
+            guard let sum = Self.sum(lengths) else { throw corrupt("the lengths add up to more than \(Int64.max)") }
+            let (newTotal, overflow) = (total - previousSum).addingReportingOverflow(sum)
+            guard !overflow else { throw corrupt("the entries' lengths add up to more than \(Int64.max)") }
+            total = newTotal
             entry.lengths = lengths
             entry.readable = true
             entry.dirty = false
@@ -159,9 +244,41 @@ public struct DiskLruJournal: Sendable, Equatable {
         } else if secondSpace == nil && verb == "READ" {
             // Only the order changes.
         } else {
-            throw corrupt()
+            throw corrupt("not a journal line")
         }
-        contents.entries[key] = entry
+        contents.entries[keyString] = entry
+    }
+
+    /// The sum of `lengths`, nil when it overflows.
+    static func sum(_ lengths: [Int64]) -> Int64? {
+        var total: Int64 = 0
+        for n in lengths {
+            let (next, overflow) = total.addingReportingOverflow(n)
+            if overflow { return nil }
+            total = next
+        }
+        return total
+    }
+
+    /// The keys of edits that never ended (DIRTY without CLEAN or REMOVE):
+    /// `processJournal` deletes their files and drops them.
+    public static func deadEdits(_ contents: Contents) -> [String] {
+        contents.entries.filter { $0.value.dirty }.map(\.key).sorted()
+    }
+
+    /// `trimToSize`: the least recently used readable entries to remove
+    /// until the size is at most `limit`; `keep(key)`: an entry that stays
+    /// (pinned). Each with its length.
+    public static func evictions(_ contents: Contents, limit: Int64, keep: (String) -> Bool) -> [(key: String, bytes: Int64)] {
+        var size = contents.size
+        var out: [(key: String, bytes: Int64)] = []
+        for key in contents.lruOrder where size > limit {
+            guard let entry = contents.entries[key], !entry.dirty, !keep(key) else { continue }
+            let bytes = sum(entry.lengths) ?? 0
+            size -= bytes
+            out.append((key, bytes))
+        }
+        return out
     }
 
     /// Glide's `journalRebuildRequired`: at least 2,000 redundant lines,

@@ -32,11 +32,14 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     /// following a link: every file of a row is named relative to it.
     private var filesHandle: FolderHandle?
     private var retiredFiles: [FolderHandle] = []
+    /// Every unlink and rename of a row's file goes through it.
+    private let remover: any IndexFileRemover
 
     static let touchBatch = 256
 
-    init(directory: String) {
+    init(directory: String, remover: any IndexFileRemover = SystemIndexFileRemover()) {
         self.directory = directory
+        self.remover = remover
         folders = IndexFolders(directory: directory)
     }
 
@@ -76,14 +79,31 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         // follows a link: a link at either name is refused before it does,
         // as the state database refuses one (`StateStore.restrictMode`).
         let dbName = FlutterLayout.storeKey + ".db"
-        for name in [dbName, dbName + "-journal"] {
+        let sideNames = [dbName, dbName + "-journal", dbName + "-wal", dbName + "-shm"]
+        for name in sideNames {
             if let reason = IndexFolders.notARegularFile(name, in: root.fd) {
                 throw CacheError(path: directory + "/" + name, reason: reason, errno: ELOOP)
             }
         }
+        // Another user's database (or a side file SQLite would replay into
+        // it) in a folder others may write is refused (`IndexTrust`).
+        try IndexTrust.require(sideNames, in: root, directory: directory)
         if !writable && !DiskCache.exists(dbName, in: root.fd) {
             loaded = true  // no database: an empty cache
             return
+        }
+        if writable && !DiskCache.exists(dbName, in: root.fd) {
+            // Made 0600 before SQLite opens it (it would make it 0644 under
+            // umask 022); SQLite gives the rollback journal the database's
+            // mode. O_EXCL: a database planted meanwhile is not ours.
+            let fd = openat(root.fd, dbName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 {
+                Glibc.close(fd)
+            } else if errno != EEXIST {
+                throw CacheError(path: databasePath, reason: "cannot create: \(errnoString(errno))", errno: errno)
+            } else {
+                try IndexTrust.require(sideNames, in: root, directory: directory)
+            }
         }
         var config = Configuration()
         config.busyMode = .timeout(30)
@@ -118,6 +138,10 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
                 if !missing.isEmpty {
                     throw CacheError(path: self.databasePath, reason: "no cacheObject table with \(missing.joined(separator: ", ")); not flutter_cache_manager's database, left as it is")
                 }
+                // Every row is checked before any is acted on: a row with a
+                // NULL or a path where a file name belongs refuses the
+                // database (nothing deleted, nothing written).
+                _ = try self.rows(db)
             }
             // One IMMEDIATE transaction for the check and the creation: a
             // second run waits for it and then sees the whole schema, and a
@@ -172,19 +196,44 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         return queue
     }
 
-    struct Row: Equatable {
-        var id: Int64
-        var relativePath: String
+    typealias Row = FlutterCacheRow
+
+    /// A row's values as `FlutterCacheRow.validated` takes them.
+    private static func values(_ row: GRDB.Row) -> [FlutterColumnValue] {
+        (0..<row.count).map { i -> FlutterColumnValue in
+            switch (row[i] as DatabaseValue).storage {
+            case .null: return .null
+            case .int64(let n): return .integer(n)
+            case .double(let d): return .real(d)
+            case .string(let s): return .text(s)
+            case .blob(let data): return .blob([UInt8](data))
+            }
+        }
     }
 
-    private static func row(_ db: Database, key: String) throws -> Row? {
-        try GRDB.Row.fetchOne(db, sql: "SELECT _id, relativePath FROM cacheObject WHERE key = ?", arguments: [key])
-            .map { Row(id: $0["_id"], relativePath: $0["relativePath"]) }
+    /// `CacheError` naming the database and the row.
+    private func refusal(_ refused: FlutterCacheRow.Refused) -> CacheError {
+        CacheError(path: databasePath, reason: "\(refused.description); a row imgwarm does not act on: nothing deleted, nothing written",
+                   errno: EINVAL)
+    }
+
+    private func checked(_ row: GRDB.Row) throws -> Row {
+        do { return try FlutterCacheRow.validated(Self.values(row)) } catch let refused as FlutterCacheRow.Refused { throw refusal(refused) }
+    }
+
+    /// Every row, checked.
+    private func rows(_ db: Database) throws -> [Row] {
+        try GRDB.Row.fetchAll(db, sql: "SELECT \(FlutterCacheRow.selectedColumns) FROM cacheObject").map { try checked($0) }
+    }
+
+    private func row(_ db: Database, key: String) throws -> Row? {
+        try GRDB.Row.fetchOne(db, sql: "SELECT \(FlutterCacheRow.selectedColumns) FROM cacheObject WHERE key = ?", arguments: [key])
+            .map { try checked($0) }
     }
 
     public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
         guard let queue = currentQueue(),
-              let found = try? queue.read({ try Self.row($0, key: name.storedName) }) as Row??, let row = found else { return nil }
+              let found = try? queue.read({ try self.row($0, key: name.storedName) }) as Row??, let row = found else { return nil }
         return file(row)
     }
 
@@ -194,14 +243,9 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     /// in a folder others may write), nor a relativePath that leaves the
     /// files folder.
     private func file(_ row: Row) -> (path: String, size: Int64)? {
-        guard Self.isPlainName(row.relativePath), let files = currentFiles(),
+        guard IndexNames.isPlainEntryName(row.relativePath), let files = currentFiles(),
               let size = IndexFolders.entryFileSize(row.relativePath, in: files) else { return nil }
         return (filesDirectory + "/" + row.relativePath, size)
-    }
-
-    /// One name inside the files folder: no `/`, not `.` or `..`.
-    static func isPlainName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && !name.contains("/")
     }
 
     public func recordHit(_ name: CacheEntryName) {
@@ -258,34 +302,37 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         let (tempFolder, tempName, fd) = try folders.createTemp(tag: "f")
         var e = write(fd, bytes)
         if Glibc.close(fd) != 0 && e == 0 { e = errno }
-        defer { unlinkat(tempFolder.fd, tempName, 0) }  // gone once renamed
+        defer { _ = remover.unlink(tempName, in: tempFolder.fd) }  // gone once renamed
         if e != 0 { throw CacheError(path: filesDirectory + "/" + relativePath, reason: "write failed: \(errnoString(e))", errno: e) }
 
         lock.lock()
         if !writable {
             do { try openLocked(writable: true) } catch { lock.unlock(); throw error }
         }
-        let queue = self.queue!
-        var files = filesHandle!
+        guard let queue = self.queue, var files = filesHandle else {
+            lock.unlock()
+            throw CacheError(path: databasePath, reason: "the database is not open")
+        }
         lock.unlock()
         let final = filesDirectory + "/" + relativePath
         var replaced: String?
         do {
             try queue.inTransaction(.immediate) { db in
-                let existing = try Self.row(db, key: key)
+                let existing = try self.row(db, key: key)
                 if keepExisting, let existing, self.file(existing) != nil { return .commit }
                 // Relative to the files folder's descriptor; rename(2)
                 // replaces whatever is at the (new, unguessable) name.
-                if renameat(tempFolder.fd, tempName, files.fd, relativePath) != 0 {
-                    let e = errno
+                let e = self.remover.rename(tempName, in: tempFolder.fd, to: relativePath, in: files.fd)
+                if e != 0 {
+                    var failed = e
                     if e == ENOENT {
                         // The files folder went (`cache clear`): made again.
                         files = try self.reopenFiles(replacing: files)
-                        if renameat(tempFolder.fd, tempName, files.fd, relativePath) == 0 {
+                        failed = self.remover.rename(tempName, in: tempFolder.fd, to: relativePath, in: files.fd)
+                        if failed == 0 {
                             return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced)
                         }
                     }
-                    let failed = errno
                     throw CacheError(path: final, reason: "rename failed: \(errnoString(failed))", errno: failed)
                 }
                 return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced)
@@ -293,10 +340,10 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         } catch let error as CacheError {
             throw error
         } catch {
-            unlinkat(files.fd, relativePath, 0)
+            _ = remover.unlink(relativePath, in: files.fd)
             throw CacheError(path: databasePath, reason: "\(error)")
         }
-        if let replaced, replaced != relativePath, Self.isPlainName(replaced) { unlinkat(files.fd, replaced, 0) }
+        if let replaced, replaced != relativePath { _ = FlutterCacheRow.removeFile(replaced, in: files.fd, remover: remover) }
     }
 
     /// The row `WebHelper._manageResponse` then `CacheStore.putFile` leave:
@@ -330,14 +377,20 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         if !writable {
             do { try openLocked(writable: true) } catch { lock.unlock(); throw error }
         }
-        let queue = self.queue!
+        guard let queue = self.queue else {
+            lock.unlock()
+            throw CacheError(path: databasePath, reason: "the database is not open")
+        }
         let files = filesHandle
         lock.unlock()
+        guard IndexNames.isPlainEntryName(relativePath) else {
+            throw CacheError(path: path, reason: "not a flutter_cache_manager file name; left as it is", errno: EINVAL)
+        }
         try queue.inTransaction(.immediate) { db in
             try db.execute(sql: "DELETE FROM cacheObject WHERE relativePath = ?", arguments: [relativePath])
             return .commit
         }
-        if let files, Self.isPlainName(relativePath) { unlinkat(files.fd, relativePath, 0) }
+        if let files { _ = FlutterCacheRow.removeFile(relativePath, in: files.fd, remover: remover) }
     }
 
     public func plannedPath(for name: CacheEntryName) -> String { filesDirectory + "/" }
@@ -373,48 +426,36 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         guard let queue = currentQueue() else { return result }
         let files = currentFiles()
         let work: (Database) throws -> Void = { db in
-            let rows = try GRDB.Row.fetchAll(db, sql: "SELECT _id, key, relativePath, touched, length FROM cacheObject")
+            let rows = try self.rows(db)
             result.entriesBefore = rows.count
-            let total: (([GRDB.Row]) -> Int64) = { $0.reduce(0) { $0 + (($1["length"] as Int64?) ?? 0) } }
-            result.bytesBefore = total(rows)
-            var doomed: [Int64: (GRDB.Row, String)] = [:]
-            let dayAgo = now - 86_400_000
-            let older = rows.filter { ($0["touched"] as Int64? ?? 0) < dayAgo }
-                .sorted { ($0["touched"] as Int64? ?? 0) > ($1["touched"] as Int64? ?? 0) }
-            for row in older.dropFirst(capacity) { doomed[row["_id"]] = (row, "over --max-objects \(capacity)") }
-            let cutoff = now - Int64(stale * 1000)
-            for row in rows where (row["touched"] as Int64? ?? 0) < cutoff && doomed[row["_id"]] == nil {
-                doomed[row["_id"]] = (row, "touched before now - --max-age")
-            }
-            var removedIDs: [Int64] = []
-            for (id, (row, reason)) in doomed.sorted(by: { $0.key < $1.key }) {
-                let key: String = row["key"]
-                if options.pinned.contains(key) { continue }
-                let relativePath: String = row["relativePath"]
-                let path = self.filesDirectory + "/" + relativePath
-                if !options.dryRun, let files, Self.isPlainName(relativePath) { unlinkat(files.fd, relativePath, 0) }
-                removedIDs.append(id)
-                result.removed.append(.init(path: path, bytes: row["length"] as Int64? ?? 0, reason: reason))
+            result.bytesBefore = FlutterCacheRow.totalLength(rows)
+            let staleMilliseconds = stale * 1000 >= 9.2e18 ? Int64.max : Int64(stale * 1000)
+            let doomed = FlutterCacheRow.doomed(rows, now: now, staleMilliseconds: staleMilliseconds,
+                                                capacity: capacity, keep: { options.pinned.contains($0) })
+            var removedIDs = Set<Int64>()
+            for (row, reason) in doomed {
+                let path = self.filesDirectory + "/" + row.relativePath
+                if !options.dryRun, let files { _ = FlutterCacheRow.removeFile(row.relativePath, in: files.fd, remover: self.remover) }
+                removedIDs.insert(row.id)
+                result.removed.append(.init(path: path, bytes: row.length ?? 0, reason: reason))
             }
             if !options.dryRun && !removedIDs.isEmpty {
-                try db.execute(sql: "DELETE FROM cacheObject WHERE _id IN (\(removedIDs.map(String.init).joined(separator: ",")))")
+                try db.execute(sql: "DELETE FROM cacheObject WHERE _id IN (\(removedIDs.sorted().map(String.init).joined(separator: ",")))")
             }
-            let kept = Set(rows.compactMap { row -> String? in
-                removedIDs.contains(row["_id"]) ? nil : row["relativePath"]
-            })
+            let remaining = rows.filter { !removedIDs.contains($0.id) }
+            let kept = Set(remaining.map(\.relativePath))
             // Orphans: no concurrent store is between its rename and its
             // commit while this transaction holds the write lock.
             let names = files.map { DiskCache.listDirectory($0.fd) } ?? []
-            for name in names where !name.hasPrefix(".") && !kept.contains(name) {
+            for name in names where IndexNames.isPlainEntryName(name) && !kept.contains(name) {
                 let path = self.filesDirectory + "/" + name
                 var st = stat()
                 guard let files, fstatat(files.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-                if !options.dryRun { unlinkat(files.fd, name, 0) }
+                if !options.dryRun { _ = FlutterCacheRow.removeFile(name, in: files.fd, remover: self.remover) }
                 result.removed.append(.init(path: path, bytes: Int64(st.st_size), reason: "no database row names it"))
             }
-            let remaining = rows.filter { !removedIDs.contains($0["_id"]) }
             result.entriesAfter = remaining.count
-            result.bytesAfter = total(remaining)
+            result.bytesAfter = FlutterCacheRow.totalLength(remaining)
         }
         if options.dryRun {
             try queue.read(work)

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@testable import ImgWarmKit
+
+/// The key rule and the strict journal reader, by table.
+///
+/// `[a-z0-9_-]{1,120}`: square/okhttp,
+/// okhttp/src/commonJvmAndroid/kotlin/okhttp3/internal/cache/DiskLruCache.kt
+/// (`LEGAL_KEY_PATTERN`, checked by `validateKey`); coil-kt/coil,
+/// coil-core/src/commonMain/kotlin/coil3/disk/DiskLruCache.kt and, at 2.7.0,
+/// coil-base/src/main/java/coil/disk/DiskLruCache.kt (the same pair);
+/// bumptech/glide,
+/// third_party/disklrucache/src/main/java/com/bumptech/glide/disklrucache/DiskLruCache.java
+/// (the class comment: "Each key must match the regex [a-z0-9_-]{1,120}";
+/// this copy has no `validateKey`).
+@Suite struct DiskLruJournalTests {
+    @Test(arguments: [
+        ("0123456789abcdef", true), ("a", true), ("a-b_c", true), (String(repeating: "a", count: 120), true),
+        (String(repeating: "a", count: 121), false), ("", false), ("A", false), ("../x", false), ("/etc/passwd", false),
+        ("a.b", false), ("a b", false), ("k\u{0}", false), ("ké", false), ("..", false), (".", false), ("a/b", false),
+    ])
+    func keyRule(key: String, valid: Bool) {
+        #expect(DiskLruJournal.isValidKey(key) == valid, "\(key.debugDescription)")
+        #expect((DiskLruJournal.valueFileName(key, 0) != nil) == valid)
+    }
+
+    static let glide = DiskLruJournal(appVersion: 1, valueCount: 1)
+    static let coil = DiskLruJournal(appVersion: 3, valueCount: 2)
+    static let head1 = "libcore.io.DiskLruCache\n1\n1\n1\n\n"
+    static let head2 = "libcore.io.DiskLruCache\n1\n3\n2\n\n"
+
+    /// Journals refused, with the line named and the reason.
+    @Test(arguments: [
+        (head1 + "CLEAN ../victim 1\n", 1, 6, "the key is not a DiskLruCache key"),
+        (head1 + "CLEAN ok 1\nDIRTY /abs\n", 1, 7, "the key is not a DiskLruCache key"),
+        (head1 + "REMOVE a\u{0}\n", 1, 6, "the key is not a DiskLruCache key"),
+        (head1 + "READ A\n", 1, 6, "the key is not a DiskLruCache key"),
+        (head1 + "READ \n", 1, 6, "the key is not a DiskLruCache key"),
+        (head1 + "CLEAN k 9223372036854775807\nCLEAN j 1\n", 1, 7, "the entries' lengths add up to more than"),
+        (head1 + "CLEAN k 9223372036854775808\n", 1, 6, "a length that is not a number"),
+        (head1 + "CLEAN k -1\n", 1, 6, "a length that is not a number"),
+        (head1 + "CLEAN k +1\n", 1, 6, "a length that is not a number"),
+        (head1 + "CLEAN k\n", 1, 6, "not a journal line"),
+        (head1 + "CLEAN k 1 2\n", 1, 6, "2 lengths where an entry has 1"),
+        (head1 + "DIRTY k 1\n", 1, 6, "not a journal line"),
+        (head1 + "UPDATE k\n", 1, 6, "not a journal line (CLEAN"),
+        (head1 + "k\n", 1, 6, "not a journal line"),
+        (head2 + "CLEAN k 9223372036854775807 1\n", 2, 6, "the lengths add up to more than"),
+        (head2 + "CLEAN k 1\n", 2, 6, "1 length where an entry has 2"),
+        ("libcore.io.DiskLruCache\n1\n2\n1\n\n", 1, 3, "header line \"2\""),
+        ("libcore.io.DiskLruCache\n1\n", 1, 3, "the journal ends inside its header"),
+    ])
+    func refusedJournals(text: String, valueCount: Int, line: Int, reason: String) {
+        let journal = valueCount == 1 ? Self.glide : Self.coil
+        #expect {
+            _ = try journal.parse(Array(text.utf8))
+        } throws: { error in
+            guard let corrupt = error as? DiskLruJournal.Corrupt else { return false }
+            return corrupt.line == line && corrupt.reason.hasPrefix(reason)
+        }
+    }
+
+    /// Journals read: a replaced entry's length counts once; REMOVE takes
+    /// it out of the sum; a DIRTY edit's keys are the dead edits.
+    @Test func acceptedJournals() throws {
+        let c = try Self.glide.parse(Array((Self.head1 + "CLEAN k 9223372036854775000\nCLEAN k 9223372036854775000\n"
+            + "REMOVE k\nCLEAN j 9223372036854775807\nDIRTY d\nREAD j\n").utf8))
+        #expect(c.size == Int64.max)
+        #expect(DiskLruJournal.deadEdits(c) == ["d"])
+        #expect(DiskLruJournal.evictions(c, limit: 1, keep: { _ in false }).map(\.key) == ["j"])
+        #expect(DiskLruJournal.evictions(c, limit: 1, keep: { $0 == "j" }).isEmpty)
+    }
+}
