@@ -8,12 +8,12 @@ extension CacheLayoutKind: ExpressibleByArgument {}
 /// shared by every command.
 struct CacheOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The disk cache folder (SDWebImage's diskCachePath, Kingfisher's DiskStorage directoryURL, Nuke's DataCache path, Glide's image_manager_disk_cache, Coil's DiskCache directory; flutter: the folder holding libCachedImageData.db and libCachedImageData/). [env: IMGWARM_CACHE; default: ${XDG_CACHE_HOME:-$HOME/.cache}/ and the layout's folder, com.hackemist.SDImageCache/default for sdwebimage]",
+        "The disk cache folder (SDWebImage's diskCachePath, Kingfisher's DiskStorage directoryURL, Nuke's DataCache path, Glide's image_manager_disk_cache, Coil's DiskCache directory; okhttp: the okhttp3.Cache folder, React Native's http-cache, Picasso's picasso-cache, Coil 1's image_cache; flutter: the folder holding libCachedImageData.db and libCachedImageData/). [env: IMGWARM_CACHE; default: ${XDG_CACHE_HOME:-$HOME/.cache}/ and the layout's folder, com.hackemist.SDImageCache/default for sdwebimage]",
         valueName: "dir"))
     var cache: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Whose disk format: sdwebimage, kingfisher (8.x), nuke (12.x DataCache), glide (4.x/5.x data cache), coil (3.x), coil2 (2.x) or flutter (flutter_cache_manager, cached_network_image). [env: IMGWARM_LAYOUT; default: sdwebimage]",
+        "Whose disk format: sdwebimage, kingfisher (8.x), nuke (12.x DataCache), glide (4.x/5.x data cache), coil (3.x), coil2 (2.x), okhttp (OkHttp's HTTP cache: Picasso, Coil 1, React Native fetch) or flutter (flutter_cache_manager, cached_network_image). [env: IMGWARM_LAYOUT; default: sdwebimage]",
         valueName: "layout"))
     var layout: CacheLayoutKind?
 
