@@ -17,6 +17,24 @@ struct CacheOptions: ParsableArguments {
         valueName: "layout"))
     var layout: CacheLayoutKind?
 
+    @Option(name: .customLong("fresco-version"), help: ArgumentHelp(
+        "fresco: the app's Fresco version, which names the shard folders (before 3.7: 22; 3.7 and later: 22.0). [default: read from the folder's shard names, else 3.4, what React Native 0.80 ships]",
+        valueName: "x.y"))
+    var frescoVersion: String?
+
+    /// The kind's layout with the options every command shares.
+    func configuredLayout() throws -> any CacheLayout {
+        let kind = try layoutKind()
+        if let frescoVersion {
+            guard kind == .fresco else { throw Failure.usage("--fresco-version has no meaning under --layout \(kind.rawValue)") }
+            guard let names = FrescoLayout.shardNames(forVersion: frescoVersion) else {
+                throw Failure.usage("--fresco-version \(frescoVersion): not a version such as 3.4 or 3.7.0")
+            }
+            return FrescoLayout(shardNames: names)
+        }
+        return kind.layout()
+    }
+
     /// The layout asked for: `--layout`, else IMGWARM_LAYOUT, else
     /// sdwebimage. A bad IMGWARM_LAYOUT is a usage error, as a bad
     /// `--layout` is.
@@ -39,7 +57,7 @@ struct CacheOptions: ParsableArguments {
     /// `layout` replaces the kind's default settings (warm's --expiration).
     func existingCache(layout: (any CacheLayout)? = nil) throws -> DiskCache {
         let kind = try layoutKind()
-        let layout = layout ?? kind.layout()
+        let layout = try layout ?? configuredLayout()
         return DiskCache(directory: directory(for: layout.kind), layout: layout)
     }
 

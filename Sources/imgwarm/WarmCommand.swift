@@ -216,7 +216,7 @@ struct WarmCommand: ParsableCommand {
     /// (the others keep no deadline in their files).
     func layout() throws -> any CacheLayout {
         let kind = try cacheOptions.layoutKind()
-        guard let expiration else { return kind.layout() }
+        guard let expiration else { return try cacheOptions.configuredLayout() }
         if kind == .okhttp { return OkHttpLayout(maxAge: OkHttpLayout.maxAge(expiration)) }
         guard kind == .kingfisher else {
             throw ValidationError("--expiration has no meaning under --layout \(kind.rawValue): only Kingfisher and OkHttp keep a deadline in their entries")

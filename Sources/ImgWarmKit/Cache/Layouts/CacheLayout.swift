@@ -61,6 +61,8 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
     case glide, coil, coil2, flutter
     /// OkHttp's HTTP cache (Picasso, Coil 1, React Native's fetch).
     case okhttp
+    /// Fresco's disk cache (React Native's `<Image>` on Android).
+    case fresco
 
     /// The folder under `${XDG_CACHE_HOME:-$HOME/.cache}` that stands for
     /// the app's `Library/Caches`, as each library names it by default.
@@ -80,6 +82,8 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
         case .flutter: return "flutter_cache_manager"
         // React Native's (`OkHttpClientProvider`: `new File(context.getCacheDir(), "http-cache")`).
         case .okhttp: return "http-cache"
+        // `DiskCacheConfig.Builder.mBaseDirectoryName`.
+        case .fresco: return "image_cache"
         }
     }
 
@@ -87,7 +91,7 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
     /// (SDWebImage and Kingfisher use a recursive enumerator; Nuke lists
     /// only the folder itself; flutter's files are in `libCachedImageData/`;
     /// a DiskLruCache folder is flat).
-    public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter }
+    public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter || self == .fresco }
 
     /// The layout with its default settings.
     public func layout() -> any CacheLayout {
@@ -100,6 +104,7 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
         case .coil2: return Coil2Layout()
         case .flutter: return FlutterLayout()
         case .okhttp: return OkHttpLayout()
+        case .fresco: return FrescoLayout()
         }
     }
 }
