@@ -62,7 +62,7 @@ struct CachePruneCommand: ParsableCommand {
     var json = false
 
     func options(layout: any CacheLayout) -> PruneOptions {
-        var options = PruneOptions(layout: layout, maxAge: maxAge, maxSize: maxSize, expireType: expireType,
+        var options = PruneOptions(layout: layout, maxAge: maxAge, maxSize: maxSize ?? (try? cacheOptions.presetSizeLimit()) ?? nil, expireType: expireType,
                                    trimRatio: trimRatio, dryRun: dryRun)
         options.maxObjects = maxObjects
         return options
