@@ -77,7 +77,6 @@ struct CacheOptions: ParsableArguments {
     /// The cache as it is, without creating anything (read-only commands);
     /// `layout` replaces the kind's default settings (warm's --expiration).
     func existingCache(layout: (any CacheLayout)? = nil) throws -> DiskCache {
-        let kind = try layoutKind()
         let layout = try layout ?? configuredLayout()
         return DiskCache(directory: directory(for: layout.kind), layout: layout)
     }
