@@ -60,4 +60,45 @@ static inline CURLUcode imgwarm_url_get(CURLU *u, CURLUPart part, char **out) {
 
 /* CURLMsg.data is a union; read its result member here. */
 static inline CURLcode imgwarm_msg_result(const CURLMsg *m) { return m->data.result; }
+
+/* The TLS session of a transfer's connection (OpenSSL builds of libcurl:
+ * CURLINFO_TLS_SSL_PTR gives the SSL pointer while the connection is
+ * attached, so call these from the write callback): what OkHttp's cache
+ * records of a handshake. The cipher suite by its IANA name
+ * (SSL_CIPHER_standard_name, the name Java uses) and the protocol as
+ * OpenSSL names it ("TLSv1.2", "TLSv1.3", Java's names too). 0 when there
+ * is no OpenSSL session. */
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+static inline SSL *imgwarm_tls_session(CURL *h) {
+    struct curl_tlssessioninfo *info = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_TLS_SSL_PTR, &info) != CURLE_OK || info == NULL) return NULL;
+    if (info->backend != CURLSSLBACKEND_OPENSSL || info->internals == NULL) return NULL;
+    return (SSL *)info->internals;
+}
+static inline const char *imgwarm_tls_cipher_name(CURL *h) {
+    SSL *ssl = imgwarm_tls_session(h);
+    const SSL_CIPHER *cipher = ssl ? SSL_get_current_cipher(ssl) : NULL;
+    return cipher ? SSL_CIPHER_standard_name(cipher) : NULL;
+}
+static inline const char *imgwarm_tls_version_name(CURL *h) {
+    SSL *ssl = imgwarm_tls_session(h);
+    return ssl ? SSL_get_version(ssl) : NULL;
+}
+/* The peer's certificate chain as the server sent it; -1 without one. */
+static inline int imgwarm_tls_peer_cert_count(CURL *h) {
+    SSL *ssl = imgwarm_tls_session(h);
+    STACK_OF(X509) *chain = ssl ? SSL_get_peer_cert_chain(ssl) : NULL;
+    return chain ? sk_X509_num(chain) : -1;
+}
+/* Certificate `i` of that chain, DER, into a buffer the caller frees with
+ * imgwarm_tls_free; its length, or -1. */
+static inline int imgwarm_tls_peer_cert_der(CURL *h, int i, unsigned char **out) {
+    SSL *ssl = imgwarm_tls_session(h);
+    STACK_OF(X509) *chain = ssl ? SSL_get_peer_cert_chain(ssl) : NULL;
+    if (chain == NULL || i < 0 || i >= sk_X509_num(chain)) return -1;
+    *out = NULL;
+    return i2d_X509(sk_X509_value(chain, i), out);
+}
+static inline void imgwarm_tls_free(unsigned char *p) { OPENSSL_free(p); }
 #endif

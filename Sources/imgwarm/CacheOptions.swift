@@ -3,25 +3,57 @@ import ImgWarmKit
 import Foundation
 
 extension CacheLayoutKind: ExpressibleByArgument {}
+extension CachePreset: ExpressibleByArgument {}
 
 /// `--cache DIR` (env IMGWARM_CACHE) and `--layout` (env IMGWARM_LAYOUT),
 /// shared by every command.
 struct CacheOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The disk cache folder (SDWebImage's diskCachePath, Kingfisher's DiskStorage directoryURL, Nuke's DataCache path, Glide's image_manager_disk_cache, Coil's DiskCache directory; flutter: the folder holding libCachedImageData.db and libCachedImageData/). [env: IMGWARM_CACHE; default: ${XDG_CACHE_HOME:-$HOME/.cache}/ and the layout's folder, com.hackemist.SDImageCache/default for sdwebimage]",
+        "The disk cache folder (SDWebImage's diskCachePath, Kingfisher's DiskStorage directoryURL, Nuke's DataCache path, Glide's image_manager_disk_cache, Coil's DiskCache directory; okhttp: the okhttp3.Cache folder, React Native's http-cache, Picasso's picasso-cache, Coil 1's image_cache; flutter: the folder holding libCachedImageData.db and libCachedImageData/). [env: IMGWARM_CACHE; default: ${XDG_CACHE_HOME:-$HOME/.cache}/ and the layout's folder, com.hackemist.SDImageCache/default for sdwebimage]",
         valueName: "dir"))
     var cache: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Whose disk format: sdwebimage, kingfisher (8.x), nuke (12.x DataCache), glide (4.x/5.x data cache), coil (3.x), coil2 (2.x) or flutter (flutter_cache_manager, cached_network_image). [env: IMGWARM_LAYOUT; default: sdwebimage]",
+        "Whose disk format: sdwebimage, kingfisher (8.x), nuke (12.x DataCache), glide (4.x/5.x data cache), coil (3.x), coil2 (2.x), okhttp (OkHttp's HTTP cache: Picasso, Coil 1, React Native fetch) or flutter (flutter_cache_manager, cached_network_image). [env: IMGWARM_LAYOUT; default: sdwebimage]",
         valueName: "layout"))
     var layout: CacheLayoutKind?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "An app stack's layout, folder name and size limit at once: picasso (okhttp, picasso-cache, 5MB), coil1 (okhttp, image_cache, 10MB), react-native-fetch (okhttp, http-cache, 10MB), react-native-image (fresco, image_cache, 40MB). --layout, --cache and --max-size given explicitly win.",
+        valueName: "preset"))
+    var preset: CachePreset?
+
+    /// The preset's size limit, for prune's default `--max-size`, when the
+    /// preset's layout is the one in use.
+    func presetSizeLimit() throws -> UInt64? {
+        guard let preset, try layoutKind() == preset.layout else { return nil }
+        return preset.sizeLimit
+    }
+
+    @Option(name: .customLong("fresco-version"), help: ArgumentHelp(
+        "fresco: the app's Fresco version, which names the shard folders (before 3.7: 22; 3.7 and later: 22.0). [default: read from the folder's shard names, else 3.4, what React Native 0.80 ships]",
+        valueName: "x.y"))
+    var frescoVersion: String?
+
+    /// The kind's layout with the options every command shares.
+    func configuredLayout() throws -> any CacheLayout {
+        let kind = try layoutKind()
+        if let frescoVersion {
+            guard kind == .fresco else { throw Failure.usage("--fresco-version has no meaning under --layout \(kind.rawValue)") }
+            guard let names = FrescoLayout.shardNames(forVersion: frescoVersion) else {
+                throw Failure.usage("--fresco-version \(frescoVersion): not a version such as 3.4 or 3.7.0")
+            }
+            return FrescoLayout(shardNames: names)
+        }
+        return kind.layout()
+    }
 
     /// The layout asked for: `--layout`, else IMGWARM_LAYOUT, else
     /// sdwebimage. A bad IMGWARM_LAYOUT is a usage error, as a bad
     /// `--layout` is.
     func layoutKind(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> CacheLayoutKind {
         if let layout { return layout }
+        if let preset { return preset.layout }
         guard let value = environment["IMGWARM_LAYOUT"], !value.isEmpty else { return .sdwebimage }
         guard let kind = CacheLayoutKind(rawValue: value.lowercased()) else {
             let names = CacheLayoutKind.allCases.map(\.rawValue).joined(separator: ", ")
@@ -32,14 +64,20 @@ struct CacheOptions: ParsableArguments {
 
     func directory(for kind: CacheLayoutKind) -> String {
         if let cache, !cache.isEmpty { return cache }
+        if let preset, preset.layout == kind {
+            let base = CacheLocation.defaultDirectory(layout: kind)
+            // IMGWARM_CACHE names the folder itself; else the preset's name
+            // replaces the layout's default one.
+            if let explicit = ProcessInfo.processInfo.environment["IMGWARM_CACHE"], !explicit.isEmpty { return explicit }
+            return String(base.dropLast(kind.defaultFolder.count)) + preset.folder
+        }
         return CacheLocation.defaultDirectory(layout: kind)
     }
 
     /// The cache as it is, without creating anything (read-only commands);
     /// `layout` replaces the kind's default settings (warm's --expiration).
     func existingCache(layout: (any CacheLayout)? = nil) throws -> DiskCache {
-        let kind = try layoutKind()
-        let layout = layout ?? kind.layout()
+        let layout = try layout ?? configuredLayout()
         return DiskCache(directory: directory(for: layout.kind), layout: layout)
     }
 

@@ -20,8 +20,9 @@ struct CachePruneCommand: ParsableCommand {
         creation date (Kingfisher's last access) until it is at or below half of max-size. \
         nuke: if the allocated size is above max-size [150MiB], files go least recently \
         accessed first until it is at or below trim-ratio [0.7] x max-size. \
-        glide, coil, coil2: while the entries' total length is above max-size [glide: \
-        250MiB; coil, coil2: 250MiB, the most Coil sizes itself to], the least recently used \
+        glide, coil, coil2, okhttp: while the entries' total length is above max-size [glide: \
+        250MiB; coil, coil2: 250MiB, the most Coil sizes itself to; okhttp: 10MiB, React \
+        Native's], the least recently used \
         entry in journal order goes (REMOVE line), then the journal is rebuilt when \
         DiskLruCache would. flutter: rows beyond the max-objects [200] most recently \
         touched among those touched over a day ago, then rows touched before now - max-age \
@@ -38,7 +39,7 @@ struct CachePruneCommand: ParsableCommand {
             transform: { try Parse.duration($0) })
     var maxAge: Double?
 
-    @Option(help: ArgumentHelp("Then trim while the size is above this (e.g. 20G, 500MiB; 0: no limit). [nuke: 150MiB; glide, coil, coil2: 250MiB]", valueName: "size"),
+    @Option(help: ArgumentHelp("Then trim while the size is above this (e.g. 20G, 500MiB; 0: no limit). [nuke: 150MiB; glide, coil, coil2: 250MiB; okhttp: 10MiB]", valueName: "size"),
             transform: { try Parse.size($0) })
     var maxSize: UInt64?
 
@@ -61,7 +62,7 @@ struct CachePruneCommand: ParsableCommand {
     var json = false
 
     func options(layout: any CacheLayout) -> PruneOptions {
-        var options = PruneOptions(layout: layout, maxAge: maxAge, maxSize: maxSize, expireType: expireType,
+        var options = PruneOptions(layout: layout, maxAge: maxAge, maxSize: maxSize ?? (try? cacheOptions.presetSizeLimit()) ?? nil, expireType: expireType,
                                    trimRatio: trimRatio, dryRun: dryRun)
         options.maxObjects = maxObjects
         return options

@@ -46,7 +46,7 @@ struct WarmCommand: ParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
-    @Option(help: ArgumentHelp("How long a stored file lives before the app fetches it again (a duration, e.g. 7d, or never). kingfisher only. [default: 7d, Kingfisher's]", valueName: "duration"),
+    @Option(help: ArgumentHelp("How long a stored file lives before the app fetches it again (a duration, e.g. 7d, or never). kingfisher: the file's deadline [default: 7d, Kingfisher's]; okhttp: the stored response says Cache-Control: max-age=N instead of the server's freshness headers [default: the server's]", valueName: "duration"),
             transform: { try Parse.expiration($0) })
     var expiration: KingfisherLayout.Expiration?
 
@@ -226,9 +226,10 @@ struct WarmCommand: ParsableCommand {
     /// (the others keep no deadline in their files).
     func layout() throws -> any CacheLayout {
         let kind = try cacheOptions.layoutKind()
-        guard let expiration else { return kind.layout() }
+        guard let expiration else { return try cacheOptions.configuredLayout() }
+        if kind == .okhttp { return OkHttpLayout(maxAge: OkHttpLayout.maxAge(expiration)) }
         guard kind == .kingfisher else {
-            throw ValidationError("--expiration has no meaning under --layout \(kind.rawValue): only Kingfisher stores a deadline in its files")
+            throw ValidationError("--expiration has no meaning under --layout \(kind.rawValue): only Kingfisher and OkHttp keep a deadline in their entries")
         }
         return KingfisherLayout(expiration: expiration)
     }

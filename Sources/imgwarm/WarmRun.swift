@@ -33,6 +33,10 @@ struct WarmRun {
                             shard: try c.shardSelection())
         var manifestOptions = ManifestOptions()
         manifestOptions.stripQueryFromKeys = c.keyStripQuery
+        if let urlKeys = cache.layout.manifestKeyRule {
+            if c.keyStripQuery { throw Failure.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
+            manifestOptions.urlKeys = urlKeys
+        }
         do {
             let inputs = c.inputs
             try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
@@ -51,6 +55,7 @@ struct WarmRun {
         config.headerRules = try c.headerRules()
         if let ua = c.userAgent { config.userAgent = ua }
         config.insecure = c.insecure
+        config.recordsResponseDetail = cache.layout.kind == .okhttp
         config.allowHTTPRedirect = c.allowHTTPRedirect
         c.network.apply(to: &config, environment: ProcessInfo.processInfo.environment)
 

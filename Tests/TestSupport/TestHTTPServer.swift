@@ -63,6 +63,7 @@ public final class TestHTTPServer: @unchecked Sendable {
         public var etag: String?
         public var lastModified: String?
         public var vary: String? = nil
+        public var cacheControl: String? = nil
     }
 
     public let port: Int
@@ -123,8 +124,9 @@ public final class TestHTTPServer: @unchecked Sendable {
     public func url(_ path: String) -> String { baseURL + path }
 
     public func setFile(_ path: String, bytes: [UInt8], contentType: String = "application/octet-stream",
-                        etag: String? = nil, lastModified: String? = nil, vary: String? = nil) {
-        state.setFile(path, ServedFile(bytes: bytes, contentType: contentType, etag: etag, lastModified: lastModified, vary: vary))
+                        etag: String? = nil, lastModified: String? = nil, vary: String? = nil, cacheControl: String? = nil) {
+        state.setFile(path, ServedFile(bytes: bytes, contentType: contentType, etag: etag, lastModified: lastModified, vary: vary,
+                                       cacheControl: cacheControl))
     }
 
     public func removeFile(_ path: String) { state.removeFile(path) }
@@ -443,6 +445,7 @@ final class RouteHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let etag = file.etag { headers.append(("ETag", etag)) }
         if let lm = file.lastModified { headers.append(("Last-Modified", lm)) }
         if let vary = file.vary { headers.append(("Vary", vary)) }
+        if let cacheControl = file.cacheControl { headers.append(("Cache-Control", cacheControl)) }
         let inm = request.headers.first(name: "If-None-Match")
         let ims = request.headers.first(name: "If-Modified-Since")
         let etagMatches = inm.map { value in

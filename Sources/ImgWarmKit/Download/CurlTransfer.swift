@@ -40,6 +40,10 @@ final class CurlTransfer {
     private(set) var redirectsFollowed = 0
     /// When this attempt started (its timeout covers every hop).
     private let startedAt = CurlEventLoop.now()
+    /// `DownloaderConfiguration.recordsResponseDetail`.
+    private var recordsDetail = false
+    /// The TLS session of the response whose body is arriving.
+    private var tls: TLSFacts?
 
     /// --limit-rate's parts on one engine thread.
     final class Bandwidth {
@@ -113,6 +117,7 @@ final class CurlTransfer {
             }
             imgwarm_easy_setopt_datacb(h, CURLOPT_WRITEFUNCTION, curlTransferWrite)
         }
+        recordsDetail = config.recordsResponseDetail
         // Every time: a redirect shortens it on this handle (`follow`).
         imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(config.timeout))
         imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
@@ -205,6 +210,8 @@ final class CurlTransfer {
             received = 0
             body = []
             keepBody = (200..<300).contains(status)
+            // The connection is attached only while the transfer runs.
+            tls = keepBody && recordsDetail && Self.isHTTPS(currentURL) ? sessionFacts() : nil
             var length: curl_off_t = -1
             imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
             if keepBody, length > 0 { body.reserveCapacity(Int(min(curl_off_t(maxBodyBytes), length))) }
@@ -258,6 +265,16 @@ final class CurlTransfer {
             withFreshness.expires = header("Expires")
             withFreshness.date = header("Date")
             withFreshness.age = header("Age")
+            if recordsDetail {
+                withFreshness.headerFields = headerFields()
+                var version = 0
+                imgwarm_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+                withFreshness.httpVersion = version == Int(CURL_HTTP_VERSION_1_0) ? 10
+                    : version == Int(CURL_HTTP_VERSION_1_1) ? 11 : version == Int(CURL_HTTP_VERSION_2_0) ? 2
+                    : version == Int(CURL_HTTP_VERSION_3) ? 3 : 0
+                withFreshness.tls = tls
+            }
+            tls = nil
             return verdict == .success ? .success(withFreshness) : .notModified(withFreshness)
         case .failure(let errorClass, let transient):
             body = []
@@ -285,6 +302,34 @@ final class CurlTransfer {
         var version = 0
         imgwarm_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
         return version == Int(CURL_HTTP_VERSION_1_0) || version == Int(CURL_HTTP_VERSION_1_1)
+    }
+
+    /// Every header of the last response, in order (not trailers).
+    private func headerFields() -> [HeaderField] {
+        var fields: [HeaderField] = []
+        var previous: UnsafeMutablePointer<curl_header>?
+        while let h = curl_easy_nextheader(handle, UInt32(CURLH_HEADER), -1, previous) {
+            previous = h
+            guard let name = h.pointee.name, let value = h.pointee.value else { continue }
+            fields.append(HeaderField(String(cString: name), String(cString: value)))
+        }
+        return fields
+    }
+
+    /// The TLS session of the connection, from OpenSSL; nil with another
+    /// TLS library (OkHttp's entry then records no handshake).
+    private func sessionFacts() -> TLSFacts? {
+        guard let cipher = imgwarm_tls_cipher_name(handle), let version = imgwarm_tls_version_name(handle) else { return nil }
+        var certificates: [[UInt8]] = []
+        let count = imgwarm_tls_peer_cert_count(handle)
+        for i in 0..<max(0, count) {
+            var der: UnsafeMutablePointer<UInt8>?
+            let length = imgwarm_tls_peer_cert_der(handle, Int32(i), &der)
+            defer { imgwarm_tls_free(der) }
+            guard length > 0, let der else { return TLSFacts(cipherSuite: String(cString: cipher), version: String(cString: version), peerCertificates: []) }
+            certificates.append(Array(UnsafeBufferPointer(start: der, count: Int(length))))
+        }
+        return TLSFacts(cipherSuite: String(cString: cipher), version: String(cString: version), peerCertificates: certificates)
     }
 
     private func takeBody() -> [UInt8] {

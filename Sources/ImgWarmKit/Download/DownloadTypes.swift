@@ -57,6 +57,9 @@ public struct DownloaderConfiguration: Sendable {
     }
     /// Accept invalid TLS certificates.
     public var insecure: Bool = false
+    /// Keep every response header and the TLS session of each success
+    /// (`DownloadResponse.headerFields`, `tls`): what OkHttp's cache stores.
+    public var recordsResponseDetail = false
     /// Follow a redirect from https to http (refused by default: the app,
     /// under App Transport Security, would refuse the load).
     public var allowHTTPRedirect: Bool = false
@@ -120,6 +123,29 @@ public enum DownloadErrorClass: String, Sendable, Codable {
     case cancelled
 }
 
+/// One response header line, name as the server spelled it.
+public struct HeaderField: Sendable, Equatable {
+    public var name: String
+    public var value: String
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// What a TLS connection was: the cipher suite by its IANA name, the
+/// protocol ("TLSv1.2", "TLSv1.3"), the server's certificate chain (DER).
+public struct TLSFacts: Sendable, Equatable {
+    public var cipherSuite: String
+    public var version: String
+    public var peerCertificates: [[UInt8]]
+    public init(cipherSuite: String, version: String, peerCertificates: [[UInt8]]) {
+        self.cipherSuite = cipherSuite
+        self.version = version
+        self.peerCertificates = peerCertificates
+    }
+}
+
 public struct DownloadResponse: Sendable {
     /// Final HTTP status (2xx, or 304 for `notModified`).
     public var status: Int
@@ -142,6 +168,13 @@ public struct DownloadResponse: Sendable {
     public var attempts: Int
     /// Seconds from the first attempt's start to the end.
     public var elapsed: Double
+    /// Every header of the final response, in order, as received (OkHttp's
+    /// cache keeps them all); empty unless `recordsResponseDetail`.
+    public var headerFields: [HeaderField] = []
+    /// The final response's HTTP version: 10, 11, 2 or 3 (0: unknown).
+    public var httpVersion = 0
+    /// The TLS session of an https response, when `recordsResponseDetail`.
+    public var tls: TLSFacts?
     public init(status: Int, body: [UInt8], etag: String? = nil, lastModified: String? = nil, contentType: String? = nil,
                 vary: String? = nil, effectiveURL: String? = nil, attempts: Int = 1, elapsed: Double = 0) {
         self.status = status

@@ -25,6 +25,21 @@ public struct ManifestSource: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "#\(fileIndex):\(line)" }
 }
 
+/// The key rule of a layout keyed by the URL itself as the library
+/// canonicalises it (OkHttp's `HttpUrl.toString()`): no `key=`, no
+/// `--key-strip-query`, no credentials in the URL.
+public struct ManifestKeyRule: Sendable {
+    public var layout: String
+    /// Why the URL is the key, for the refusals.
+    public var why: String
+    public var key: @Sendable (String) -> String
+    public init(layout: String, why: String, key: @escaping @Sendable (String) -> String) {
+        self.layout = layout
+        self.why = why
+        self.key = key
+    }
+}
+
 /// A line that could not be used, with a one-line reason.
 public struct ManifestProblem: Sendable, Equatable {
     public var source: ManifestSource
@@ -35,6 +50,8 @@ public struct ManifestProblem: Sendable, Equatable {
 public struct ManifestOptions: Sendable {
     /// `--key-strip-query`: default keys without query and fragment.
     public var stripQueryFromKeys = false
+    /// A layout whose key is the URL itself (`CacheLayout.manifestKeyRule`).
+    public var urlKeys: ManifestKeyRule?
     public init() {}
 }
 
@@ -216,6 +233,12 @@ public struct ManifestReader {
         case .failure(let p):
             return problem("\(p.reason): \(Self.clip(Redaction.url(url)))")
         case .success(let parsed):
+            if let rule = options.urlKeys {
+                if key != nil { return problem("key= has no meaning under --layout \(rule.layout): \(rule.why)") }
+                if parsed.hasCredentials {
+                    return problem("a URL with user:password@ is refused under --layout \(rule.layout): its cache entry would hold the credentials: \(Self.clip(parsed.redacted))")
+                }
+            }
             return .entry(Self.entry(parsed, key: key, priority: priority, source: source, options: options))
         }
     }
@@ -226,6 +249,10 @@ public struct ManifestReader {
     static func entry(_ parsed: ParsedURL, key: String?, priority: RequestPriority?, source: ManifestSource,
                       options: ManifestOptions) -> ManifestEntry {
         let defaultKey = options.stripQueryFromKeys ? parsed.absoluteWithoutQuery : parsed.absolute
+        if let rule = options.urlKeys {
+            return ManifestEntry(url: parsed.absolute, key: rule.key(parsed.absolute), priority: priority, source: source,
+                                 reencoded: parsed.reencoded, hostKey: parsed.hostKey)
+        }
         return ManifestEntry(url: parsed.absolute, key: key ?? defaultKey, priority: priority, source: source,
                              reencoded: parsed.reencoded, hostKey: parsed.hostKey)
     }

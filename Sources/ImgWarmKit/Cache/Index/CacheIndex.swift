@@ -20,6 +20,14 @@ public struct StoredResponse: Sendable, Equatable {
     /// attempt's start) and when the response was complete.
     public var requestedAt: Int64
     public var receivedAt: Int64
+    /// Every response header and the TLS session, when the download kept
+    /// them (`DownloaderConfiguration.recordsResponseDetail`: OkHttp's
+    /// cache stores them all); the HTTP version (10, 11, 2, 3; 0 unknown).
+    public var headerFields: [HeaderField] = []
+    public var httpVersion = 0
+    public var tls: TLSFacts?
+    /// The length of the body as stored (set by the index that writes it).
+    public var bodyLength: Int?
 
     public init(url: String, status: Int = 200, contentType: String? = nil, etag: String? = nil,
                 lastModified: String? = nil, cacheControl: String? = nil, expires: String? = nil,
@@ -41,11 +49,15 @@ public struct StoredResponse: Sendable, Equatable {
     /// after its request went out.
     public static func received(_ response: DownloadResponse, url: String, now: Double) -> StoredResponse {
         let received = Int64((now * 1000).rounded(.down))
-        return StoredResponse(url: url, status: response.status, contentType: response.contentType, etag: response.etag,
-                             lastModified: response.lastModified, cacheControl: response.cacheControl,
-                             expires: response.expires, date: response.date, age: response.age,
-                             requestedAt: received - Int64((max(0, response.elapsed) * 1000).rounded()),
-                             receivedAt: received)
+        var stored = StoredResponse(url: url, status: response.status, contentType: response.contentType, etag: response.etag,
+                                    lastModified: response.lastModified, cacheControl: response.cacheControl,
+                                    expires: response.expires, date: response.date, age: response.age,
+                                    requestedAt: received - Int64((max(0, response.elapsed) * 1000).rounded()),
+                                    receivedAt: received)
+        stored.headerFields = response.headerFields
+        stored.httpVersion = response.httpVersion
+        stored.tls = response.tls
+        return stored
     }
 }
 

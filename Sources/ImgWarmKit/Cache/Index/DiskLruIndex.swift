@@ -48,6 +48,8 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     let layoutName: String
     /// The metadata value (Coil's `<key>.0`) for a response.
     let metadata: @Sendable (StoredResponse?) -> [UInt8]
+    /// The permissions of the metadata values (OkHttp's hold the URL: 0600).
+    let metadataMode: mode_t
 
     private let lock = NSLock()
     // Guarded by `lock`:
@@ -73,8 +75,9 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     static let readBatchBytes = 32 << 10
 
     init(directory: String, journal: DiskLruJournal, imageValue: Int, defaultMaxSize: UInt64, layoutName: String,
-         metadata: @escaping @Sendable (StoredResponse?) -> [UInt8] = { _ in [] },
+         metadata: @escaping @Sendable (StoredResponse?) -> [UInt8] = { _ in [] }, metadataMode: mode_t = 0o644,
          remover: any IndexFileRemover = SystemIndexFileRemover()) {
+        self.metadataMode = metadataMode
         self.directory = directory
         self.journal = journal
         self.imageValue = imageValue
@@ -389,7 +392,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         var lengths: [Int64] = []
         defer { for t in temps { _ = remover.unlink(t.name, in: t.folder.fd) } }  // renamed ones are gone already
         for i in 0..<journal.valueCount {
-            let (tempFolder, tempName, fd) = try folders.createTemp(tag: "v")
+            let (tempFolder, tempName, fd) = try folders.createTemp(tag: "v", mode: i == imageValue ? 0o644 : metadataMode)
             temps.append((tempFolder, tempName))
             var e: Int32
             if i == imageValue {

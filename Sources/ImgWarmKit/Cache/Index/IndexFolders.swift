@@ -54,12 +54,12 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
     /// A new temp file in `.imgwarm/tmp` under a name no one can guess
     /// (O_EXCL | O_NOFOLLOW: nothing planted is written through): the
     /// folder's descriptor, the name and the open descriptor.
-    func createTemp(tag: String) throws -> (folder: FolderHandle, name: String, fd: Int32) {
+    func createTemp(tag: String, mode: mode_t = 0o644) throws -> (folder: FolderHandle, name: String, fd: Int32) {
         var folder = try temp()
         var again = false
         while true {
             let name = DiskCache.tempPrefix + tag + DiskCache.hex16(imgwarm_unpredictable(tempCounter.next())) + ".tmp"
-            let fd = openat(folder.fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            let fd = openat(folder.fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 { return (folder, name, fd) }
             let e = errno
             if e == EEXIST { continue }

@@ -47,6 +47,10 @@ public protocol CacheLayout: Sendable {
     /// files (the iOS layouts). With one, stores, hits, `prune` and
     /// `verify --delete` go through it.
     func makeIndex(directory: String) -> (any CacheIndex)?
+
+    /// For a library keyed by the URL itself (OkHttp): how a manifest URL
+    /// becomes the key, refusing `key=`; nil: keys as the manifest gives.
+    var manifestKeyRule: ManifestKeyRule? { get }
 }
 
 /// The `--layout` values.
@@ -55,6 +59,10 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
     /// Android and Flutter (issue 25): Glide's data cache, Coil 3, Coil 2,
     /// flutter_cache_manager.
     case glide, coil, coil2, flutter
+    /// OkHttp's HTTP cache (Picasso, Coil 1, React Native's fetch).
+    case okhttp
+    /// Fresco's disk cache (React Native's `<Image>` on Android).
+    case fresco
 
     /// The folder under `${XDG_CACHE_HOME:-$HOME/.cache}` that stands for
     /// the app's `Library/Caches`, as each library names it by default.
@@ -72,6 +80,10 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
         case .coil: return "coil3_disk_cache"
         case .coil2: return "image_cache"
         case .flutter: return "flutter_cache_manager"
+        // React Native's (`OkHttpClientProvider`: `new File(context.getCacheDir(), "http-cache")`).
+        case .okhttp: return "http-cache"
+        // `DiskCacheConfig.Builder.mBaseDirectoryName`.
+        case .fresco: return "image_cache"
         }
     }
 
@@ -79,7 +91,7 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
     /// (SDWebImage and Kingfisher use a recursive enumerator; Nuke lists
     /// only the folder itself; flutter's files are in `libCachedImageData/`;
     /// a DiskLruCache folder is flat).
-    public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter }
+    public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter || self == .fresco }
 
     /// The layout with its default settings.
     public func layout() -> any CacheLayout {
@@ -91,6 +103,8 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
         case .coil: return CoilLayout()
         case .coil2: return Coil2Layout()
         case .flutter: return FlutterLayout()
+        case .okhttp: return OkHttpLayout()
+        case .fresco: return FrescoLayout()
         }
     }
 }
@@ -116,6 +130,7 @@ extension CacheLayout {
     public func isLive(_ info: stat, now: Int64) -> Bool { true }
     public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
     public func makeIndex(directory: String) -> (any CacheIndex)? { nil }
+    public var manifestKeyRule: ManifestKeyRule? { nil }
 }
 
 /// Which files a prune removes, in what order, and down to what: the
