@@ -70,6 +70,7 @@ struct CacheVerifyCommand: ParsableCommand {
             print(Self.summary(report))
         }
         for error in report.deleteErrors { printError("cannot remove \(error)") }
+        if let skipped = report.skipped { printError(skipped) }
         if !report.isClean { throw ExitCode(ExitStatus.entriesFailed) }
     }
 

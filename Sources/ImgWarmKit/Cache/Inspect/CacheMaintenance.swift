@@ -11,6 +11,8 @@ public enum CacheMaintenance {
         /// `--all` asked for the state folder's removal and it failed (the
         /// entries were removed all the same): the command's exit status 3.
         public var stateNotRemoved: CacheError?
+        /// Sub-folders the walk skipped (too deep, unreadable), one line.
+        public var skipped: String?
     }
 
     /// `cache clear`: removes every entry SDWebImage would see (hidden
@@ -54,6 +56,7 @@ public enum CacheMaintenance {
             }
         }
         if let rootError { throw rootError }
+        result.skipped = walker.skippedSummary
         if includingState, let state = cache.stateFolder {
             result.stateNotRemoved = removeStateFolder(state, in: root)
         }

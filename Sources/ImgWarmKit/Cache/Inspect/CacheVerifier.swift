@@ -54,6 +54,9 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
     public var deleted: Bool = false
     /// `PATH: reason` for each file that could not be removed.
     public var deleteErrors: [String] = []
+    /// Sub-folders the walk skipped (too deep, unreadable), one line; not
+    /// part of the JSON, said on standard error.
+    public var skipped: String?
 
     public init() {}
 
@@ -211,6 +214,7 @@ public struct CacheVerifier: Sendable {
         }
         flush()
         if let rootError { throw rootError }
+        report.skipped = walker.skippedSummary
         report.broken.sort { $0.path < $1.path }
         report.unknown.sort { $0.path < $1.path }
         report.unchecked.sort { $0.path < $1.path }
