@@ -147,6 +147,9 @@ struct WarmCommand: ParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Say what would be fetched, skipped and blocked; no request, nothing written.")
     var dryRun = false
 
+    @Flag(help: "Write into an existing folder that is not recognisably a cache of the layout (see cache clear --force).")
+    var force = false
+
     @Option(help: ArgumentHelp("Write a JSON report (atomically, also on interrupt).", valueName: "file"))
     var report: String?
 

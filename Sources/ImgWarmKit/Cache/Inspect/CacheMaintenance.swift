@@ -22,7 +22,11 @@ public enum CacheMaintenance {
     /// symbolic link, or a `.imgwarm` of another user, is an error before
     /// anything is removed) and removes every name relative to the
     /// descriptor of the folder the walk listed it in.
-    public static func clear(_ cache: DiskCache, includingState: Bool) throws -> ClearResult {
+    ///
+    /// `wouldRemove`: a dry run; nothing is removed, each file that would
+    /// go is handed over (its path relative to the cache folder, its size).
+    public static func clear(_ cache: DiskCache, includingState: Bool,
+                             wouldRemove: ((String, Int64) -> Void)? = nil) throws -> ClearResult {
         var result = ClearResult()
         if cache.rootFolder == nil {
             do {
@@ -46,6 +50,12 @@ public enum CacheMaintenance {
             if unlinkat(parentFd, name, AT_REMOVEDIR) == 0 { emptied.insert(parentIndex) }
         }
         let rootError = walker.walk(root) { entry in
+            if let wouldRemove {
+                wouldRemove(entry.directoryPath.isEmpty ? entry.nameString : entry.directoryPath + "/" + entry.nameString, entry.info.size)
+                result.files += 1
+                result.bytes += UInt64(max(0, entry.info.size))
+                return
+            }
             if unlinkat(entry.directoryFd, entry.name, 0) == 0 {
                 result.files += 1
                 result.bytes += UInt64(max(0, entry.info.size))
@@ -57,7 +67,7 @@ public enum CacheMaintenance {
         }
         if let rootError { throw rootError }
         result.skipped = walker.skippedSummary
-        if includingState, let state = cache.stateFolder {
+        if includingState, wouldRemove == nil, let state = cache.stateFolder {
             result.stateNotRemoved = removeStateFolder(state, in: root)
         }
         if let firstError { throw firstError }
