@@ -319,7 +319,7 @@ public enum LayoutDetection {
     /// names no layout gives).
     public static func fromContents(_ s: CacheFolderSurvey) -> ([CacheLayoutKind], String) {
         if let recorded = s.recordedLayout, let kind = CacheLayoutKind(rawValue: recorded.lowercased()) {
-            return ([kind], "recorded in .imgwarm/layout")
+            return ([kind], "the layout recorded in .imgwarm/layout")
         }
         let indexed = CacheLayoutKind.allCases.filter { s.holdsIndex(of: $0) }
         if !indexed.isEmpty { return (indexed, "its index") }
