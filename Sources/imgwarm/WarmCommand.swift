@@ -198,7 +198,9 @@ struct WarmCommand: ParsableCommand {
         }
         if manifests.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read once") }
         _ = try shardSelection()
-        do { _ = try layout() } catch let failure as Failure { throw ValidationError(failure.message) }
+        // A folder that contradicts the layout (a CacheError, exit 3) is
+        // said by run(): the parser would turn it into exit 1 here.
+        do { _ = try layout() } catch let failure as Failure { throw ValidationError(failure.message) } catch is CacheError {}
     }
 
     /// `--header` and `--header-for` read into the one owner of header

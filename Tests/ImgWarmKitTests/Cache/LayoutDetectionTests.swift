@@ -89,7 +89,9 @@ import Testing
         Row(name: "sdwebimage names", survey: survey(names: [md5 + ".jpg"]), path: "/c", expected: .detected(.sdwebimage, because: "the names of its files")),
         Row(name: "kingfisher names", survey: survey(names: [sha256]), path: "/c", expected: .detected(.kingfisher, because: "the names of its files")),
         Row(name: "nuke names", survey: survey(names: [sha1]), path: "/c", expected: .detected(.nuke, because: "the names of its files")),
-        Row(name: "glide names", survey: survey(names: [sha256 + ".0"]), path: "/c", expected: .detected(.glide, because: "the names of its files")),
+        // Value 0 alone is Glide's and Coil's metadata file alike.
+        Row(name: "value 0 files without a journal", survey: survey(names: [sha256 + ".0"]), path: "/c",
+            expected: .tie([.glide, .coil, .coil2], because: "the names of its files")),
         Row(name: "coil value files without a journal", survey: survey(names: [sha256 + ".0", sha256 + ".1"]), path: "/c",
             expected: .tie([.coil, .coil2], because: "the names of its files")),
         Row(name: "kingfisher folder name", survey: survey(), path: "/x/com.onevcat.Kingfisher.ImageCache.default",
