@@ -53,4 +53,36 @@ import Glibc
         #expect(fstatat(at, name, &st, 0) == 0)
         close(at)
     }
+
+    /// Under `ulimit -n 100` the walk and the remover still reach files
+    /// 999 folders down (they hold at most 64 descriptors): verify finds
+    /// them, prune removes them.
+    @Test func filesDeepDownAreReachedWithFewDescriptors() throws {
+        let f = try WarmFixture()
+        #expect(try f.warm([f.writeManifest(f.servePNGs(1))]).status == 0)
+        var fd = open(f.cache, O_RDONLY | O_DIRECTORY)
+        let entry = String(repeating: "e", count: 32) + ".png"
+        for level in 1...1_200 {
+            #expect(mkdirat(fd, "d", 0o755) == 0)
+            let child = openat(fd, "d", O_RDONLY | O_DIRECTORY)
+            close(fd)
+            fd = child
+            if [300, 700, 999].contains(level) {
+                let file = openat(fd, entry, O_WRONLY | O_CREAT, 0o644)
+                _ = write(file, "x", 1)
+                close(file)
+            }
+        }
+        close(fd)
+        func limited(_ args: [String]) throws -> (status: Int32, output: String) {
+            let sh = try neededTool("sh", for: "a lower descriptor limit")
+            let r = try #require(runTool(sh, ["-c", "ulimit -n 100 && exec \"$0\" \"$@\"", BinaryRunner.executable] + args))
+            return (r.status, r.output)
+        }
+        let verify = try limited(["cache", "verify", "--cache", f.cache])
+        #expect(verify.status == 1 && verify.output.contains("checked 4 files: 3 broken"), "\(verify.output.suffix(300))")
+        let prune = try limited(["cache", "prune", "--max-age", "0s", "--cache", f.cache])
+        #expect(prune.status == 0 && prune.output.contains("removed 4 files"), "\(prune.output.suffix(300))")
+        #expect(!prune.output.contains("Too many open files"), "\(prune.output.suffix(300))")
+    }
 }

@@ -72,8 +72,14 @@ extension CacheLayoutKind {
     /// itself), is a name the library gives its files there: an entry, a
     /// value file (also its `.tmp` while written), or the index.
     public func fitsName(_ name: String, inFolder folder: String) -> Bool {
-        let b = Array(name.utf8)
-        if folder.isEmpty && indexFileNames.contains(name) { return true }
+        fitsName(Array(name.utf8), name: name, inFolder: folder)
+    }
+
+    /// `fitsName` with the name's bytes at hand (the survey checks every
+    /// file against every layout).
+    func fitsName(_ b: [UInt8], name: String, inFolder folder: String) -> Bool {
+        // Index files; their names start past "f", where no hex name does.
+        if folder.isEmpty, let first = b.first, first > 0x66, indexKind != .none { return indexFileNames.contains(name) }
         if !folder.isEmpty && !holdsEntries(inFolder: folder) { return false }
         switch self {
         // `SDDiskCache cachedFileNameForKey:`: MD5 hex, and the URL's
@@ -217,9 +223,10 @@ public struct CacheFolderSurvey: Sendable, Equatable {
         func note(_ name: String, folder: String, isFolder: Bool) throws {
             s.visibleNames += 1
             let shown = folder.isEmpty ? name : folder + "/" + name
+            let bytes = Array(name.utf8)
             var full = 0
             for kind in kinds {
-                let fits = isFolder ? kind.holdsEntries(inFolder: shown) : kind.fitsName(name, inFolder: folder)
+                let fits = isFolder ? kind.holdsEntries(inFolder: shown) : kind.fitsName(bytes, name: name, inFolder: folder)
                 if fits {
                     if !isFolder { s.fitting[kind, default: 0] += 1 }
                 } else if s.misfits[kind, default: []].count < misfitsKept {

@@ -113,8 +113,12 @@ final class FileRemover {
             }
         }
         var parent = i == 0 ? root.fd : (folderFds[i] ?? Self.replaced)
-        var opened: [Int32] = []
-        for step in chain.reversed() {
+        // Down the chain, each folder opened from the one above; only the
+        // deepest `maxOpenFolders` stay open, the others are closed as soon
+        // as the folder below them is open.
+        let steps = Array(chain.reversed())
+        let keepFrom = max(0, steps.count - Self.maxOpenFolders)
+        for (k, step) in steps.enumerated() {
             let fd: Int32
             if parent < 0 {
                 fd = parent  // the parent's failure is this folder's
@@ -134,17 +138,10 @@ final class FileRemover {
                     }
                 }
             }
-            opened.append(fd)
+            // The parent, opened on this walk down and not kept.
+            if k > 0 && k - 1 < keepFrom && parent >= 0 { close(parent) }
+            if k >= keepFrom { folderFds[step] = fd }
             parent = fd
-        }
-        // Only the deepest `maxOpenFolders` of a long chain stay open.
-        let chainInOrder = Array(chain.reversed())
-        for (k, step) in chainInOrder.enumerated() {
-            if k < chainInOrder.count - Self.maxOpenFolders {
-                if opened[k] >= 0 { close(opened[k]) }
-            } else {
-                folderFds[step] = opened[k]
-            }
         }
         return folderFds[index] ?? Self.replaced
     }
