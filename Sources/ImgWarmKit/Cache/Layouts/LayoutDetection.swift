@@ -45,9 +45,11 @@ extension CacheLayoutKind {
     }
 
     /// The last path components of the folders the library caches in by
-    /// default (`defaultFolder`'s last component, and the other defaults a
-    /// library has): Coil 3 on Android uses Coil 2's `image_cache` too
-    /// (`SingletonDiskCache`), so that name alone cannot tell them apart.
+    /// default (`defaultFolder`, and the other names a library's caches
+    /// are commonly found under): apps configure Coil 3's disk cache in
+    /// `image_cache` too (Coil 2's `SingletonDiskCache.DIRECTORY`, kept
+    /// when an app moves to Coil 3), so that name alone cannot tell them
+    /// apart.
     public var defaultFolderNames: [String] {
         switch self {
         case .sdwebimage: return ["com.hackemist.SDImageCache/default"]
