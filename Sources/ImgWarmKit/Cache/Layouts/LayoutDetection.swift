@@ -222,34 +222,42 @@ public struct CacheFolderSurvey: Sendable, Equatable {
         var walker = DirectoryWalker()
         walker.descends = true
         let kinds = CacheLayoutKind.allCases
+        // Per layout (in `kinds` order): files that fit, and whether three
+        // misfits are already kept.
+        var fitting = [Int](repeating: 0, count: kinds.count)
+        var misfitsFull = [Bool](repeating: false, count: kinds.count)
+        var full = 0
         func note(_ name: String, folder: String, isFolder: Bool) throws {
             s.visibleNames += 1
-            let shown = folder.isEmpty ? name : folder + "/" + name
             let bytes = Array(name.utf8)
-            var full = 0
-            for kind in kinds {
-                let fits = isFolder ? kind.holdsEntries(inFolder: shown) : kind.fitsName(bytes, name: name, inFolder: folder)
+            for (k, kind) in kinds.enumerated() {
+                let fits = isFolder ? kind.holdsEntries(inFolder: name) : kind.fitsName(bytes, name: name, inFolder: folder)
                 if fits {
-                    if !isFolder { s.fitting[kind, default: 0] += 1 }
-                } else if s.misfits[kind, default: []].count < misfitsKept {
+                    if !isFolder { fitting[k] += 1 }
+                } else if !misfitsFull[k] {
+                    let shown = folder.isEmpty ? name : folder + "/" + name
                     s.misfits[kind, default: []].append(isFolder ? shown + "/" : shown)
+                    if s.misfits[kind, default: []].count >= misfitsKept {
+                        misfitsFull[k] = true
+                        full += 1
+                    }
                 }
-                if s.misfits[kind, default: []].count >= misfitsKept { full += 1 }
             }
             if full == kinds.count { throw Enough() }
         }
         // A folder of the cache folder itself is a name too (noted once
         // walked); deeper ones show through the files in them.
-        var full = false
+        var enough = false
         walker.onLeaveFolder = { _, name, _, parentIndex in
-            if parentIndex == 0 && !full { full = (try? note(name, folder: "", isFolder: true)) == nil }
+            if parentIndex == 0 && !enough { enough = (try? note(name, folder: "", isFolder: true)) == nil }
         }
         do {
             try walker.walk(root) { entry in
-                if full { throw Enough() }
+                if enough { throw Enough() }
                 try note(entry.nameString, folder: entry.directoryPath, isFolder: false)
             }
         } catch {}
+        for (k, kind) in kinds.enumerated() { s.fitting[kind] = fitting[k] }
         return s
     }
 
