@@ -80,4 +80,20 @@ import TestSupport
         #expect(lines.count == 1, "\(r.stderr)")
         #expect(r.stderr.contains("'picasso' is not a layout (sdwebimage, kingfisher, nuke, glide, coil, coil2, flutter)"), "\(r.stderr)")
     }
+
+    /// A file named as a layout's index is never judged as an image, so
+    /// `verify --delete` never removes it, whichever layout is verified.
+    @Test func indexFilesAreNeverJudgedAsImages() throws {
+        let f = try WarmFixture()
+        #expect(try f.warm([f.writeManifest(f.servePNGs(1))]).status == 0)
+        for name in ["journal", "journal.bkp", "libCachedImageData.db"] {
+            FileManager.default.createFile(atPath: f.cache + "/" + name, contents: Data("not a header\n".utf8))
+        }
+        let r = try BinaryRunner.run(["cache", "verify", "--delete", "--force", "--cache", f.cache])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("checked 1 file: 0 broken"), "\(r.stdout)")
+        for name in ["journal", "journal.bkp", "libCachedImageData.db"] {
+            #expect(FileManager.default.fileExists(atPath: f.cache + "/" + name))
+        }
+    }
 }

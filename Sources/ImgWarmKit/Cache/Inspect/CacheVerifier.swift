@@ -192,7 +192,11 @@ public struct CacheVerifier: Sendable {
             if delete { remove(String(cString: name), in: dirfd, path: p) }
         }
         let index = cache.index
+        // Any layout's index file (a journal, flutter's database) is never
+        // judged as an image, whichever layout is verified.
+        let indexNames = Set(CacheLayoutKind.allCases.flatMap(\.indexFileNames))
         let rootError = walker.walk(root) { entry in
+            if entry.directoryIndex == 0, indexNames.contains(entry.nameString) { return }
             // A layout with an index: its image files only (not the
             // journal, Coil's metadata, flutter's database).
             if let index {
