@@ -179,7 +179,7 @@ public struct DirectoryWalker {
                     if firstTooDeepFolder == nil { firstTooDeepFolder = childPath }
                     unreadableDirectories += 1
                     if firstDirectoryError == nil {
-                        firstDirectoryError = CacheError(path: childPath, reason: "more than \(Self.maxDepth) folders deep: not walked, nothing in it removed")
+                        firstDirectoryError = CacheError(path: Self.shortened(childPath), reason: "more than \(Self.maxDepth) folders deep: not walked, nothing in it removed")
                     }
                     continue
                 }
@@ -322,6 +322,14 @@ public struct DirectoryWalker {
             }
         }
         return nil
+    }
+
+    /// A path of a thousand folders, cut for a one-line message: its start,
+    /// `…`, its end.
+    static func shortened(_ path: String) -> String {
+        let bytes = Array(path.utf8)
+        guard bytes.count > 160 else { return path }
+        return String(decoding: bytes[..<80], as: UTF8.self) + "…" + String(decoding: bytes[(bytes.count - 60)...], as: UTF8.self)
     }
 
     /// The S_IFMT bits for a d_type value.
