@@ -5,6 +5,21 @@ import Foundation
 extension CacheLayoutKind: ExpressibleByArgument {}
 extension CachePreset: ExpressibleByArgument {}
 
+extension CacheLayoutKind {
+    /// A `--layout` or IMGWARM_LAYOUT value, in any case; a bad one is one
+    /// line listing the valid values.
+    static func parse(_ text: String) throws -> CacheLayoutKind {
+        guard let kind = CacheLayoutKind(rawValue: text.lowercased()) else {
+            throw ValidationError("'\(text)' is not a layout (\(allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return kind
+    }
+}
+
+/// The survey of the cache folder, made once per run: detection and
+/// recognition read the same facts.
+nonisolated(unsafe) private var surveyed: (path: String, survey: CacheFolderSurvey)?
+
 /// `--cache DIR` (env IMGWARM_CACHE) and `--layout` (env IMGWARM_LAYOUT),
 /// shared by every command.
 struct CacheOptions: ParsableArguments {
@@ -14,8 +29,8 @@ struct CacheOptions: ParsableArguments {
     var cache: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Whose disk format: sdwebimage, kingfisher (8.x), nuke (12.x DataCache), glide (4.x/5.x data cache), coil (3.x), coil2 (2.x), okhttp (OkHttp's HTTP cache: Picasso, Coil 1, React Native fetch) or flutter (flutter_cache_manager, cached_network_image). [env: IMGWARM_LAYOUT; default: sdwebimage]",
-        valueName: "layout"))
+        "Whose disk format: sdwebimage, kingfisher (8.x), nuke (12.x DataCache), glide (4.x/5.x data cache), coil (3.x), coil2 (2.x), okhttp (OkHttp's HTTP cache: Picasso, Coil 1, React Native fetch), fresco (React Native's <Image> on Android) or flutter (flutter_cache_manager, cached_network_image), in any case. [env: IMGWARM_LAYOUT; default: detected from the folder, else sdwebimage]",
+        valueName: "layout"), transform: CacheLayoutKind.parse)
     var layout: CacheLayoutKind?
 
     @Option(name: .long, help: ArgumentHelp(
@@ -48,18 +63,67 @@ struct CacheOptions: ParsableArguments {
         return kind.layout()
     }
 
-    /// The layout asked for: `--layout`, else IMGWARM_LAYOUT, else
-    /// sdwebimage. A bad IMGWARM_LAYOUT is a usage error, as a bad
-    /// `--layout` is.
-    func layoutKind(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> CacheLayoutKind {
+    /// The layout asked for: `--layout`, else `--preset`'s, else
+    /// IMGWARM_LAYOUT, else nil. A bad IMGWARM_LAYOUT is a usage error, as a
+    /// bad `--layout` is.
+    func explicitLayoutKind(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> CacheLayoutKind? {
         if let layout { return layout }
         if let preset { return preset.layout }
-        guard let value = environment["IMGWARM_LAYOUT"], !value.isEmpty else { return .sdwebimage }
+        guard let value = environment["IMGWARM_LAYOUT"], !value.isEmpty else { return nil }
         guard let kind = CacheLayoutKind(rawValue: value.lowercased()) else {
             let names = CacheLayoutKind.allCases.map(\.rawValue).joined(separator: ", ")
             throw Failure.usage("IMGWARM_LAYOUT=\(value): not a layout (\(names))")
         }
         return kind
+    }
+
+    /// The layout of the run. Given (`--layout`, IMGWARM_LAYOUT): the
+    /// folder, when it exists, must not hold another layout's cache
+    /// (exit 3 naming what it holds). Not given: detected from the folder
+    /// when it exists (`LayoutDetection`: exit 2 when two layouts fit
+    /// alike), else sdwebimage.
+    func layoutKind(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> CacheLayoutKind {
+        let explicit = try explicitLayoutKind(environment: environment)
+        let path = directory(for: explicit ?? .sdwebimage)
+        guard let survey = Self.survey(path) else { return explicit ?? .sdwebimage }
+        if let explicit {
+            if let (held, reason) = LayoutDetection.contradiction(survey, asked: explicit) {
+                throw CacheError(path: path, reason: "holds a \(held.map(\.rawValue).joined(separator: " or ")) cache (detected from \(reason)), "
+                    + "not \(explicit.rawValue); imgwarm does not mix two formats in one folder (name the right --layout, or another folder)",
+                    errno: EINVAL)
+            }
+            return explicit
+        }
+        switch LayoutDetection.detect(survey, path: path) {
+        case .detected(let kind, _): return kind
+        case .tie(let kinds, let reason):
+            throw Failure.usage("\(path): \(reason) fits \(kinds.map(\.rawValue).joined(separator: " and ")) alike; say which with --layout")
+        }
+    }
+
+    /// The folder's survey, nil when it cannot be opened (missing: nothing
+    /// to detect).
+    static func survey(_ path: String) -> CacheFolderSurvey? {
+        if let surveyed, surveyed.path == path { return surveyed.survey }
+        guard let root = try? FolderHandle.open(path, in: AT_FDCWD, path: path, listing: true) else { return nil }
+        let survey = CacheFolderSurvey.survey(root)
+        surveyed = (path, survey)
+        return survey
+    }
+
+    /// Refuses (exit 3) to delete in, or write into, the folder of `cache`
+    /// unless it is recognisably a cache of its layout (or `force`), and
+    /// always when it is a folder no cache is (`CacheRecognition`). A
+    /// missing folder passes: there is nothing in it.
+    func requireRecognised(_ cache: DiskCache, force: Bool, purpose: CacheRecognition.Purpose) throws {
+        let root: FolderHandle
+        do {
+            root = try FolderHandle.open(cache.directory, in: AT_FDCWD, path: cache.directory, listing: true)
+        } catch let error as CacheError where error.errno == ENOENT {
+            return
+        }
+        try CacheRecognition.require(root, layout: cache.layout.kind, force: force, purpose: purpose,
+                                     survey: Self.survey(cache.directory))
     }
 
     func directory(for kind: CacheLayoutKind) -> String {

@@ -61,6 +61,9 @@ struct CachePruneCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
+    @Flag(help: "Prune a folder that is not recognisably a cache of the layout (see cache clear --force).")
+    var force = false
+
     func options(layout: any CacheLayout) -> PruneOptions {
         var options = PruneOptions(layout: layout, maxAge: maxAge, maxSize: maxSize ?? (try? cacheOptions.presetSizeLimit()) ?? nil, expireType: expireType,
                                    trimRatio: trimRatio, dryRun: dryRun)
@@ -70,6 +73,7 @@ struct CachePruneCommand: ParsableCommand {
 
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: .fails)
+        if !dryRun { try cacheOptions.requireRecognised(cache, force: force, purpose: .delete) }
         if let index = cache.index { return try runIndexed(cache, index) }
         if maxObjects != nil { throw Failure.usage("--max-objects has no meaning under --layout \(cache.layout.kind.rawValue): only flutter_cache_manager counts objects") }
         var options = self.options(layout: cache.layout)

@@ -17,6 +17,7 @@ struct CacheStatsCommand: ParsableCommand {
         let cache = try cacheOptions.inspectedCache(missing: .isEmpty)
         try cache.openIndex(writable: false)
         let stats = try CacheStatistics.collect(cache)
+        if let skipped = stats.skipped { printError(skipped) }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -29,6 +29,9 @@ struct CacheVerifyCommand: ParsableCommand {
     @Flag(help: "Remove the broken entries and stray temp files found.")
     var delete = false
 
+    @Flag(help: "With --delete: delete in a folder that is not recognisably a cache of the layout (see cache clear --force).")
+    var force = false
+
     @Flag(help: "Print JSON: {checked, broken: [{path, reason}], unknown: [{path, signature}], unchecked: [{path, reason}] (when a decoder is missing), stray_temp_files, deleted}.")
     var json = false
 
@@ -49,6 +52,7 @@ struct CacheVerifyCommand: ParsableCommand {
         ErrorOutput.divertLibraryOutput(verbose: false)
         BufferAllocator.tuneForBulkBuffers()
         let cache = try cacheOptions.inspectedCache(missing: .fails)
+        if delete { try cacheOptions.requireRecognised(cache, force: force, purpose: .delete) }
         var options = ValidationOptions()
         options.maxPixels = maxPixels
         options.strictFormats = strictFormats
@@ -70,6 +74,7 @@ struct CacheVerifyCommand: ParsableCommand {
             print(Self.summary(report))
         }
         for error in report.deleteErrors { printError("cannot remove \(error)") }
+        if let skipped = report.skipped { printError(skipped) }
         if !report.isClean { throw ExitCode(ExitStatus.entriesFailed) }
     }
 

@@ -151,6 +151,9 @@ struct WarmCommand: ParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Say what would be fetched, skipped and blocked; no request, nothing written.")
     var dryRun = false
 
+    @Flag(help: "Write into an existing folder that is not recognisably a cache of the layout (see cache clear --force).")
+    var force = false
+
     @Option(help: ArgumentHelp("Write a JSON report (atomically, also on interrupt).", valueName: "file"))
     var report: String?
 
@@ -205,7 +208,9 @@ struct WarmCommand: ParsableCommand {
         }
         if manifests.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read once") }
         _ = try shardSelection()
-        do { _ = try layout() } catch let failure as Failure { throw ValidationError(failure.message) }
+        // A folder that contradicts the layout (a CacheError, exit 3) is
+        // said by run(): the parser would turn it into exit 1 here.
+        do { _ = try layout() } catch let failure as Failure { throw ValidationError(failure.message) } catch is CacheError {}
     }
 
     /// `--header` and `--header-for` read into the one owner of header

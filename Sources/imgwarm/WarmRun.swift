@@ -20,12 +20,17 @@ struct WarmRun {
         }
         BufferAllocator.tuneForBulkBuffers()
         let cache = try c.cacheOptions.existingCache(layout: c.layout())
+        // A folder that holds something else (a home, a project) does not
+        // become a cache by a warm into it.
+        if !c.dryRun { try c.cacheOptions.requireRecognised(cache, force: c.force, purpose: .write) }
         // Prepare and check the folders, read the layout's index, lock,
         // clean, open the state: nothing in the cache changes before this
         // has passed.
         let session = try CacheSession(cache, for: c.dryRun ? .warmDryRun : .warm)
         defer { withExtendedLifetime(session) {} }
         let state = session.state
+        // What later runs detect the layout by.
+        if !c.dryRun, let folder = cache.stateFolder { LayoutRecord.recordIfMissing(cache.layout.kind, in: folder) }
 
         // Manifests → plan.
         let plan = WarmPlan(defaultPriority: c.priority.priority,

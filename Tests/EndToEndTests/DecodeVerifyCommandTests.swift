@@ -108,7 +108,8 @@ import ImgWarmKit
         _ = fm.createFile(atPath: dir + "/unknown", contents: Data([0x00, 0x01, 0x02, 0xFE, 0x10, 0x20]))
         _ = fm.createFile(atPath: dir + "/page", contents: Data("<html><body>Not Found</body></html>".utf8))
 
-        let deleted = try Self.run(["cache", "verify", "--cache", dir, "--delete"])
+        // Names no layout gives: --force (a folder of anything, not a cache).
+        let deleted = try Self.run(["cache", "verify", "--cache", dir, "--delete", "--force"])
         #expect(deleted.status == 1)
         #expect(deleted.out == """
             \(dir)/page: not an image (looks like HTML)
@@ -123,7 +124,7 @@ import ImgWarmKit
         let object = try #require(try JSONSerialization.jsonObject(with: Data(stats.out.utf8)) as? [String: Any])
         #expect(object["formats"] as? [String: Int] == ["avif": 2, "jxl": 2, "heic": 1, "ico": 1, "bmp": 2, "tiff": 2, "unknown": 1])
 
-        let strict = try Self.run(["cache", "verify", "--cache", dir, "--delete", "--strict-formats", "--json"])
+        let strict = try Self.run(["cache", "verify", "--cache", dir, "--delete", "--force", "--strict-formats", "--json"])
         #expect(strict.status == 1)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(strict.out.utf8)) as? [String: Any])
         let gone = Set(((report["broken"] as? [[String: String]]) ?? []).compactMap { $0["path"] })

@@ -108,12 +108,17 @@ import Glibc
         // (ext4: 2446-05-10); either way centuries ahead.
         #expect(far == KingfisherLayout.distantFuture || far >= 15_032_385_535)
 
-        // Meaningless elsewhere, or not a duration: usage errors.
+        // Meaningless elsewhere, or not a duration: usage errors (in a
+        // folder of no layout yet: this one is detected as Kingfisher's).
+        let fresh = f.dir + "/fresh"
         for args in [["--expiration", "1h"], ["--layout", "nuke", "--expiration", "1h"],
                      ["--layout", "kingfisher", "--expiration", "0"], ["--layout", "kingfisher", "--expiration", "soon"]] {
-            let bad = try f.warm([f.writeManifest([urls[0]], name: "c.txt")] + args)
+            let bad = try BinaryRunner.run(["warm", f.writeManifest([urls[0]], name: "c.txt"), "--cache", fresh, "--progress", "none"] + args)
             #expect(bad.status == 2, "\(args): \(bad.stderr)")
         }
+        // Without --layout, the folder's recorded layout is used.
+        let detected = try f.warm([f.writeManifest([urls[0]], name: "c.txt"), "--expiration", "1h"])
+        #expect(detected.status == 0, "\(detected.stderr)")
         let badEnv = try f.warm([f.writeManifest([urls[0]], name: "c.txt")], environment: ["IMGWARM_LAYOUT": "picasso"])
         #expect(badEnv.status == 2)
         #expect(badEnv.stderr.contains("IMGWARM_LAYOUT=picasso"))

@@ -11,6 +11,8 @@ public enum CacheMaintenance {
         /// `--all` asked for the state folder's removal and it failed (the
         /// entries were removed all the same): the command's exit status 3.
         public var stateNotRemoved: CacheError?
+        /// Sub-folders the walk skipped (too deep, unreadable), one line.
+        public var skipped: String?
     }
 
     /// `cache clear`: removes every entry SDWebImage would see (hidden
@@ -20,7 +22,11 @@ public enum CacheMaintenance {
     /// symbolic link, or a `.imgwarm` of another user, is an error before
     /// anything is removed) and removes every name relative to the
     /// descriptor of the folder the walk listed it in.
-    public static func clear(_ cache: DiskCache, includingState: Bool) throws -> ClearResult {
+    ///
+    /// `wouldRemove`: a dry run; nothing is removed, each file that would
+    /// go is handed over (its path relative to the cache folder, its size).
+    public static func clear(_ cache: DiskCache, includingState: Bool,
+                             wouldRemove: ((String, Int64) -> Void)? = nil) throws -> ClearResult {
         var result = ClearResult()
         if cache.rootFolder == nil {
             do {
@@ -44,6 +50,12 @@ public enum CacheMaintenance {
             if unlinkat(parentFd, name, AT_REMOVEDIR) == 0 { emptied.insert(parentIndex) }
         }
         let rootError = walker.walk(root) { entry in
+            if let wouldRemove {
+                wouldRemove(entry.directoryPath.isEmpty ? entry.nameString : entry.directoryPath + "/" + entry.nameString, entry.info.size)
+                result.files += 1
+                result.bytes += UInt64(max(0, entry.info.size))
+                return
+            }
             if unlinkat(entry.directoryFd, entry.name, 0) == 0 {
                 result.files += 1
                 result.bytes += UInt64(max(0, entry.info.size))
@@ -54,7 +66,8 @@ public enum CacheMaintenance {
             }
         }
         if let rootError { throw rootError }
-        if includingState, let state = cache.stateFolder {
+        result.skipped = walker.skippedSummary
+        if includingState, wouldRemove == nil, let state = cache.stateFolder {
             result.stateNotRemoved = removeStateFolder(state, in: root)
         }
         if let firstError { throw firstError }

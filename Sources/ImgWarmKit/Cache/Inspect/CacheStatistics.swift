@@ -16,6 +16,9 @@ public struct CacheStatistics: Codable, Sendable {
     /// Entries per sniffed image format; `unknown` for data that is none.
     public var formats: [String: Int] = [:]
     public var failedURLs: Int = 0
+    /// Sub-folders the walk skipped (too deep, unreadable), one line for
+    /// standard error; not part of the JSON.
+    public var skipped: String?
 
     enum CodingKeys: String, CodingKey {
         case directory, files, bytes, allocatedBytes = "allocated_bytes", oldest, newest, formats
@@ -51,6 +54,7 @@ public struct CacheStatistics: Codable, Sendable {
             let format = FileSniffer.format(in: entry.directoryFd, name: entry.name)
             stats.formats[format?.rawValue ?? "unknown", default: 0] += 1
         }
+        stats.skipped = walker.skippedSummary
         if stats.files > 0 {
             stats.oldest = iso8601(oldest)
             stats.newest = iso8601(newest)

@@ -54,6 +54,9 @@ public struct CacheVerifyReport: Sendable, Equatable, Codable {
     public var deleted: Bool = false
     /// `PATH: reason` for each file that could not be removed.
     public var deleteErrors: [String] = []
+    /// Sub-folders the walk skipped (too deep, unreadable), one line; not
+    /// part of the JSON, said on standard error.
+    public var skipped: String?
 
     public init() {}
 
@@ -189,7 +192,11 @@ public struct CacheVerifier: Sendable {
             if delete { remove(String(cString: name), in: dirfd, path: p) }
         }
         let index = cache.index
+        // Any layout's index file (a journal, flutter's database) is never
+        // judged as an image, whichever layout is verified.
+        let indexNames = Set(CacheLayoutKind.allCases.flatMap(\.indexFileNames))
         let rootError = walker.walk(root) { entry in
+            if entry.directoryIndex == 0, indexNames.contains(entry.nameString) { return }
             // A layout with an index: its image files only (not the
             // journal, Coil's metadata, flutter's database).
             if let index {
@@ -211,6 +218,7 @@ public struct CacheVerifier: Sendable {
         }
         flush()
         if let rootError { throw rootError }
+        report.skipped = walker.skippedSummary
         report.broken.sort { $0.path < $1.path }
         report.unknown.sort { $0.path < $1.path }
         report.unchecked.sort { $0.path < $1.path }

@@ -30,8 +30,8 @@ final class CacheInventory {
     var records: UnsafeMutableBufferPointer<Record> { recordStore.buffer }
     private let recordStore = MappedRecords<Record>()
     let names = NameArena()
-    /// Relative folder paths, "" for the root.
-    var directories: [String] = [""]
+    /// Per folder: its name in its parent ("" for the root).
+    var directoryNames: [String] = [""]
     /// Per folder: its parent's index, and what it was when listed (the
     /// remover checks a folder it opens again is still that one).
     var directoryParents: [Int] = [0]
@@ -101,7 +101,7 @@ final class CacheInventory {
         if arenaFull {
             throw CacheError(path: directory, reason: "too many files to prune in one run (more than 4 GiB of file names)")
         }
-        inventory.directories = walker.directories
+        inventory.directoryNames = walker.names
         inventory.directoryParents = walker.parents
         inventory.directoryIdentities = walker.identities
         inventory.unreadableDirectories = walker.unreadableDirectories
@@ -115,7 +115,7 @@ final class CacheInventory {
         record.blocks == UInt32.max ? hugeAllocations[record.nameOffset] ?? 0 : Int64(record.blocks) * sizeUnit
     }
 
-    /// Index in `directories` of the record's folder.
+    /// Index in `directoryNames` of the record's folder.
     func directoryIndex(_ record: Record) -> UInt32 {
         // The last folder whose names start at or before this one.
         var low = 0
@@ -129,9 +129,21 @@ final class CacheInventory {
 
     /// The record's path relative to the cache folder.
     func relativePath(_ record: Record) -> String {
-        let folder = directories[Int(directoryIndex(record))]
+        let folder = folderPath(Int(directoryIndex(record)))
         let name = names.string(record.nameOffset)
         return folder.isEmpty ? name : folder + "/" + name
+    }
+
+    /// The relative path of folder `index` ("" for the root), from the
+    /// names of it and its parents.
+    func folderPath(_ index: Int) -> String {
+        var parts: [String] = []
+        var i = index
+        while i != 0 {
+            parts.append(directoryNames[i])
+            i = directoryParents[i]
+        }
+        return parts.reversed().joined(separator: "/")
     }
 
     /// Oldest first; ties (same date, rare but for copied or generated

@@ -27,7 +27,7 @@ final class FileRemover {
     }
 
     private let root: FolderHandle
-    private let directories: [String]
+    private let names: [String]
     private let parents: [Int]
     private let identities: [FolderHandle.Identity]
     private let policy: PrunePolicy
@@ -39,7 +39,7 @@ final class FileRemover {
 
     init(root: FolderHandle, inventory: CacheInventory, policy: PrunePolicy, dryRun: Bool) {
         self.root = root
-        directories = inventory.directories
+        names = inventory.directoryNames
         parents = inventory.directoryParents
         identities = inventory.directoryIdentities
         self.policy = policy
@@ -89,37 +89,60 @@ final class FileRemover {
 
     /// The folder's fd, `replaced`, or -errno: opened from its parent's fd
     /// (itself opened the same way), without following a link, and
-    /// checked against the walk's device and inode.
+    /// checked against the walk's device and inode. A loop from the
+    /// nearest folder already open down to this one: a deep tree costs no
+    /// stack, and the folders opened on the way are kept for the next file.
     private func folderFd(_ index: Int) -> Int32 {
         if index == 0 { return root.fd }
         if let fd = folderFds[index] { return fd }
-        if folderFds.count >= Self.maxOpenFolders {
+        // The folders between the nearest open one and this one, deepest first.
+        var chain: [Int] = []
+        var i = index
+        while i != 0 && folderFds[i] == nil {
+            chain.append(i)
+            i = parents[i]
+        }
+        if folderFds.count + chain.count > Self.maxOpenFolders {
             for fd in folderFds.values where fd >= 0 { close(fd) }
             folderFds.removeAll(keepingCapacity: true)
-        }
-        let parent = folderFd(parents[index])
-        let fd: Int32
-        if parent < 0 {
-            fd = parent  // the parent's failure is this folder's
-        } else {
-            let path = directories[index]
-            let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
-            let opened = imgwarm_open_folder_at(parent, name, 0)
-            if opened == -ELOOP || opened == -ENOTDIR {
-                fd = Self.replaced  // a link, or a file, where the folder was
-            } else if opened < 0 {
-                fd = opened
-            } else {
-                var raw = imgwarm_identity_t()
-                if imgwarm_identity(opened, &raw) != 0 || FolderHandle.Identity(raw) != identities[index] {
-                    close(opened)
-                    fd = Self.replaced
-                } else {
-                    fd = opened
-                }
+            chain.removeAll(keepingCapacity: true)
+            i = index
+            while i != 0 {
+                chain.append(i)
+                i = parents[i]
             }
         }
-        folderFds[index] = fd
-        return fd
+        var parent = i == 0 ? root.fd : (folderFds[i] ?? Self.replaced)
+        // Down the chain, each folder opened from the one above; only the
+        // deepest `maxOpenFolders` stay open, the others are closed as soon
+        // as the folder below them is open.
+        let steps = Array(chain.reversed())
+        let keepFrom = max(0, steps.count - Self.maxOpenFolders)
+        for (k, step) in steps.enumerated() {
+            let fd: Int32
+            if parent < 0 {
+                fd = parent  // the parent's failure is this folder's
+            } else {
+                let result = imgwarm_open_folder_at(parent, names[step], 0)
+                if result == -ELOOP || result == -ENOTDIR {
+                    fd = Self.replaced  // a link, or a file, where the folder was
+                } else if result < 0 {
+                    fd = result
+                } else {
+                    var raw = imgwarm_identity_t()
+                    if imgwarm_identity(result, &raw) != 0 || FolderHandle.Identity(raw) != identities[step] {
+                        close(result)
+                        fd = Self.replaced
+                    } else {
+                        fd = result
+                    }
+                }
+            }
+            // The parent, opened on this walk down and not kept.
+            if k > 0 && k - 1 < keepFrom && parent >= 0 { close(parent) }
+            if k >= keepFrom { folderFds[step] = fd }
+            parent = fd
+        }
+        return folderFds[index] ?? Self.replaced
     }
 }
