@@ -57,6 +57,7 @@ struct WarmRun {
         options.retryFailed = c.retryFailed
         options.validation.maxPixels = c.maxPixels
         options.validation.decodeMemory = DecodeMemoryGate(limit: c.decodeMemory ?? DecodeMemoryDefault.current())
+        options.validation.decodeTimeout = c.decodeTimeout
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun

@@ -1,3 +1,5 @@
+import CImageCodecs
+
 /// The memory the decoder of CImageCodecs holds at its peak for one image,
 /// estimated from the image's header before decoding (`--decode-memory`).
 ///
@@ -28,7 +30,7 @@
 public enum DecodeMemory {
     /// What any image costs the decoder whatever its size: the library's
     /// structures and tables (measured: 20 to 200 KiB).
-    static let base: UInt64 = 256 << 10
+    static let base = UInt64(IW_DECODE_MEMORY_BASE)
 
     /// Bytes the decoder is expected to hold at its peak for `bytes` of
     /// `format`. An image over `maxPixels` costs only `base`: its
@@ -44,31 +46,30 @@ public enum DecodeMemory {
         case .png: return base + png(bytes)
         case .gif: return base
         case .webp: return base + webp(bytes)
-        case .avif, .heic, .heif, .jxl:
+        case .avif, .heic, .heif:
+            // The largest size written anywhere the decoders read one (ispe,
+            // the tracks, the HEVC parameter sets): an ispe alone may
+            // understate what is decoded.
+            var w: UInt32 = 0, h: UInt32 = 0
+            iw_bmff_largest_coded_size(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &w, &h)
+            let pixels = UInt64(w) * UInt64(h)
+            if pixels > maxPixels { return base }
+            return planes(format, pixels: pixels, ContainerFacts(bytes))
+        case .jxl:
             guard case .success(let info) = header, let w = info.width, let h = info.height else { return base }
-            return base + planes(format, pixels: UInt64(w) * UInt64(h), ContainerFacts(bytes))
+            return planes(format, pixels: UInt64(w) * UInt64(h), ContainerFacts(bytes))
         case .bmp, .ico, .tiff, .pdf, .svg, .unknown:
             // Not decoded here: the header is all that is read.
             return 0
         }
     }
 
-    /// The formats decoded to whole planes, from the peak RSS measured on
-    /// generated images of 500x500 and 1500x1500 pixels (fixed part, then
-    /// bytes a pixel; rounded up):
-    /// - AVIF (libavif + libaom): 3 MiB + 14 B/px, 4 MiB + 28 B/px with alpha;
-    /// - HEIC (libheif + libde265): 1 MiB + 5 B/px, 6.3 B/px with alpha;
-    /// - JPEG XL (libjxl, which works in 32-bit floats): 3.5 MiB + 15 B/px.
-    /// Samples of more than 8 bits take 16 in the AV1 and HEVC decoders:
-    /// twice the planes, when the `pixi` box says so.
+    /// The formats decoded to whole planes: the formula the C validators
+    /// re-check the decoder's own size with (iw_planes_memory, with the
+    /// measured figures), `base` included.
     static func planes(_ format: ImageFormat, pixels: UInt64, _ facts: ContainerFacts) -> UInt64 {
-        let deep: UInt64 = facts.deep ? 2 : 1
-        switch format {
-        case .avif: return (8 << 20) + pixels * 16 * deep * (facts.alpha ? 2 : 1)
-        case .heic, .heif: return (2 << 20) + pixels * (facts.alpha ? 8 : 6) * deep
-        // Alpha is a fourth float channel.
-        default: return (4 << 20) + pixels * 24
-        }
+        let codec: iw_codec_library = format == .avif ? IW_CODEC_AVIF : format == .jxl ? IW_CODEC_JXL : IW_CODEC_HEIF
+        return iw_planes_memory(codec, pixels, facts.alpha ? 1 : 0, facts.deep ? 1 : 0)
     }
 
     /// What the ISO-BMFF items' properties say of the planes, found by
@@ -140,42 +141,36 @@ public enum DecodeMemory {
         return frame.multipleScans ? frame.coefficientBytes + frame.rowBytes : frame.rowBytes
     }
 
-    /// Walks the markers to the first SOS: the frame header (SOFn) and
-    /// the first scan's component count. Nil without a usable SOF.
+    /// The frame header (SOFn) and the first scan's component count, by
+    /// the marker walk `ImageHeader` shares (JPEGMarkers). Nil without a
+    /// usable SOF.
     static func jpegFrame(_ b: UnsafeRawBufferPointer) -> JPEGFrame? {
         var frame: JPEGFrame?
-        var i = 2
-        while i + 4 <= b.count {
-            guard b[i] == 0xFF else { break }
-            let marker = b[i + 1]
-            if marker == 0xFF { i += 1; continue }  // fill byte
-            if marker == 0x01 || (0xD0...0xD8).contains(marker) { i += 2; continue }  // no length
-            if marker == 0xD9 { break }
-            let length = Int(be16(b, i + 2))
-            guard length >= 2 else { break }
-            if marker == 0xDA {
-                if i + 4 < b.count { frame?.firstScanComponents = Int(b[i + 4]) }
-                break
+        var unusable = false
+        JPEGMarkers.walk(b) { segment in
+            let p = segment.payload.lowerBound, n = segment.payload.count
+            if segment.marker == 0xDA {
+                if n >= 1 { frame?.firstScanComponents = Int(b[p]) }
+                return false
             }
-            let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
-            if isFrame, frame == nil {
-                guard i + 10 <= b.count else { return nil }
-                let count = Int(b[i + 9])
-                guard count > 0, i + 10 + 3 * count <= b.count else { return nil }
-                var sampling: [(Int, Int)] = []
-                for c in 0..<count {
-                    let factors = b[i + 10 + 3 * c + 1]
-                    // 0 is invalid (libjpeg refuses it); 1 keeps the sums sane.
-                    sampling.append((max(1, Int(factors >> 4)), max(1, Int(factors & 0x0F))))
-                }
-                // SOF2, SOF6 (Huffman), SOF10, SOF14 (arithmetic): progressive.
-                let progressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
-                frame = JPEGFrame(width: Int(be16(b, i + 7)), height: Int(be16(b, i + 5)), sampling: sampling,
-                                  progressive: progressive, firstScanComponents: nil)
+            guard JPEGMarkers.isFrameHeader(segment.marker), frame == nil else { return true }
+            // Precision, height, width, component count, then 3 bytes a component.
+            guard n >= 6 else { unusable = true; return false }
+            let count = Int(b[p + 5])
+            guard count > 0, 6 + 3 * count <= n else { unusable = true; return false }
+            var sampling: [(Int, Int)] = []
+            for c in 0..<count {
+                let factors = b[p + 6 + 3 * c + 1]
+                // 0 is invalid (libjpeg refuses it); 1 keeps the sums sane.
+                sampling.append((max(1, Int(factors >> 4)), max(1, Int(factors & 0x0F))))
             }
-            i += 2 + length
+            // SOF2, SOF6 (Huffman), SOF10, SOF14 (arithmetic): progressive.
+            let progressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(segment.marker)
+            frame = JPEGFrame(width: Int(be16(b, p + 3)), height: Int(be16(b, p + 1)), sampling: sampling,
+                              progressive: progressive, firstScanComponents: nil)
+            return true
         }
-        return frame
+        return unusable ? nil : frame
     }
 
     /// Largest image data inflated in one piece (png_validate.c,
