@@ -20,9 +20,9 @@ int iw_bmff_box_at(const uint8_t *data, size_t end, size_t pos, iw_box *box) {
         size = end - pos;
     }
     box->size = size;
+    box->payload = pos + header;
     if (size < header) return IW_BOX_TOO_SMALL;
     if (size > end - pos) return IW_BOX_PAST_END;
-    box->payload = pos + header;
     box->end = pos + (size_t)size;
     return IW_BOX_OK;
 }

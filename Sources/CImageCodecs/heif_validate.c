@@ -70,7 +70,10 @@ static int iw_heif_memory(const uint8_t *data, size_t len, const struct heif_ima
                           uint64_t max_pixels, iw_result *out) {
     uint32_t cw = 0, ch = 0;
     iw_bmff_largest_coded_size(data, len, &cw, &ch);
-    if (iw_exceeds(cw, ch, max_pixels)) {
+    /* The coded size is padded to whole coding tree units (up to 64
+       pixels a side, cropped by the SPS conformance window): only a coded
+       size beyond that says the ispe lied about the pixel limit. */
+    if ((uint64_t)cw * ch > ((uint64_t)w + 64) * ((uint64_t)h + 64) && iw_exceeds(cw, ch, max_pixels)) {
         out->width = cw;
         out->height = ch;
         return IW_TOO_LARGE;

@@ -89,7 +89,9 @@ uint64_t iw_planes_memory(iw_codec_library codec, uint64_t pixels, int alpha, in
 /* The one ISO-BMFF box walk (AVIF, HEIF, the JPEG XL container), shared
    by the Swift header reader and the C validators: the box at `pos` of
    data[0, end), its payload and end as offsets into data. IW_BOX_END at
-   `end`; the other results say why no box can be there. */
+   `end`; the other results say why no box can be there (with the type,
+   size and payload offset read so far: a box past the end still has
+   them). */
 typedef enum {
     IW_BOX_OK = 1,
     IW_BOX_END = 0,

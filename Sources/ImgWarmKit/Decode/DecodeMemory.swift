@@ -56,8 +56,12 @@ public enum DecodeMemory {
             if pixels > maxPixels { return base }
             return planes(format, pixels: pixels, ContainerFacts(bytes))
         case .jxl:
-            guard case .success(let info) = header, let w = info.width, let h = info.height else { return base }
-            return planes(format, pixels: UInt64(w) * UInt64(h), ContainerFacts(bytes))
+            // A container cut short still has its size header: libjxl reads
+            // it (and allocates for it) before it finds the data missing.
+            guard let size = jxlSize(bytes) else { return base }
+            let pixels = UInt64(size.width) * UInt64(size.height)
+            if pixels > maxPixels { return base }
+            return planes(format, pixels: pixels, ContainerFacts(bytes))
         case .bmp, .ico, .tiff, .pdf, .svg, .unknown:
             // Not decoded here: the header is all that is read.
             return 0
@@ -70,6 +74,26 @@ public enum DecodeMemory {
     static func planes(_ format: ImageFormat, pixels: UInt64, _ facts: ContainerFacts) -> UInt64 {
         let codec: iw_codec_library = format == .avif ? IW_CODEC_AVIF : format == .jxl ? IW_CODEC_JXL : IW_CODEC_HEIF
         return iw_planes_memory(codec, pixels, facts.alpha ? 1 : 0, facts.deep ? 1 : 0)
+    }
+
+    /// The SizeHeader of a bare codestream, or of the first `jxlc` or
+    /// `jxlp` box of a container, whole or cut short.
+    static func jxlSize(_ b: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        if b.count >= 2 && b[0] == 0xFF && b[1] == 0x0A { return ContainerHeaders.jxlSize(b) }
+        let base = b.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        var box = iw_box()
+        var i = 0
+        while true {
+            let r = iw_box_status(rawValue: iw_bmff_box_at(base, b.count, i, &box))
+            guard r == IW_BOX_OK || r == IW_BOX_PAST_END else { return nil }
+            let type = withUnsafeBytes(of: box.type) { String(decoding: $0, as: UTF8.self) }
+            let start = Int(box.payload) + (type == "jxlp" ? 4 : 0)
+            if (type == "jxlc" || type == "jxlp"), start < b.count {
+                return ContainerHeaders.jxlSize(UnsafeRawBufferPointer(rebasing: b[start...]))
+            }
+            guard r == IW_BOX_OK else { return nil }
+            i = Int(box.end)
+        }
     }
 
     /// What the ISO-BMFF items' properties say of the planes, found by
