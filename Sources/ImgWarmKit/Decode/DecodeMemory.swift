@@ -269,9 +269,17 @@ public enum DecodeMemory {
     public static func overBudget(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, estimate: UInt64,
                                   limit: UInt64) -> ValidationFailure {
         var what = format.displayName
+        var size: (Int, Int)?
         if case .success(let info) = ImageHeader.read(format, bytes), let w = info.width, let h = info.height {
-            what += " \(w)x\(h)"
+            size = (w, h)
         }
+        if [.avif, .heic, .heif].contains(format) {
+            // The size it was charged at, when an ispe understates it.
+            var w: UInt32 = 0, h: UInt32 = 0
+            iw_bmff_largest_coded_size(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &w, &h)
+            if w > 0, UInt64(w) * UInt64(h) > UInt64(size.map { $0.0 * $0.1 } ?? 0) { size = (Int(w), Int(h)) }
+        }
+        if let (w, h) = size { what += " \(w)x\(h)" }
         return ValidationFailure(
             "\(what) needs an estimated \(Units.formatBytes(estimate)) to decode, more than the decode memory budget of \(Units.formatBytes(limit)) (--decode-memory)",
             kind: .overDecodeMemory)
