@@ -221,9 +221,33 @@ public enum DecodeMemory {
         // with its own rows (at most 15 more bytes a row, in total).
         let filtered = (rowBytes + 1) * height + (interlaced ? 15 * height : 0)
         let data = UInt64(b.count)
+        let profile = pngProfile(b)
         // Larger data goes to zlib row by row, straight from the chunks.
-        guard filtered <= pngWholeInflateLimit else { return 2 * (rowBytes + 1) + (64 << 10) }
-        return data + max(data, filtered)
+        guard filtered <= pngWholeInflateLimit else { return 2 * (rowBytes + 1) + (64 << 10) + profile }
+        return data + max(data, filtered) + profile
+    }
+
+    /// libpng's limit on an ancillary chunk's allocation
+    /// (png_validate.c, IW_PNG_CHUNK_MALLOC_MAX).
+    static let pngChunkMallocMax: UInt64 = 8 << 20
+
+    /// An iCCP profile before the image data: libpng inflates it into its
+    /// read buffer and copies it into the info struct, twice its size, up
+    /// to the chunk limit; deflate inflates at most 1032 bytes a byte.
+    /// Text is skipped (never inflated), other ancillary chunks are kept
+    /// at their size (counted as the file's).
+    static func pngProfile(_ b: UnsafeRawBufferPointer) -> UInt64 {
+        var i = 8
+        while i + 8 <= b.count {
+            let length = UInt64(be32(b, i))
+            if b[i + 4] == 0x49, b[i + 5] == 0x44, b[i + 6] == 0x41, b[i + 7] == 0x54 { return 0 }  // IDAT
+            if b[i + 4] == 0x69, b[i + 5] == 0x43, b[i + 6] == 0x43, b[i + 7] == 0x50 {  // iCCP
+                return 2 * min(pngChunkMallocMax, length * 1032)
+            }
+            guard length <= UInt64(b.count) else { return 0 }
+            i += 12 + Int(length)
+        }
+        return 0
     }
 
     /// VP8 (lossy), VP8L (lossless) or VP8X (extended: the canvas, and the
