@@ -115,7 +115,7 @@ PY
 
 echo "fuzz: building the png-inflate target" >&2
 build clang -fsanitize=fuzzer,address -O1 -g -I Sources/CImageCodecs/include -o "$out/fuzz-png-inflate" \
-  fuzz/harness/png_inflate_fuzz.c "$out/obj/png_validate.o" "$out/obj/inflate_agree.o" -lpng16 -lz -ldeflate
+  fuzz/harness/png_inflate_fuzz.c "$out/obj/png_validate.o" "$out/obj/inflate_agree.o" "$out/obj/decode_limits.o" -lpng16 -lz -ldeflate
 
 # png-inflate seeds: the PNG and APNG seeds of the image corpus, and small
 # PNGs/APNGs whose zlib streams come in every form zlib writes (stored,
@@ -173,7 +173,7 @@ PY
 echo "fuzz: building the gif-diff target" >&2
 # The GIF LZW check against giflib's own decoding (Tests/CGifReference): C only.
 build clang "${cflags[@]}" -fsanitize=fuzzer -I Tests/CGifReference/include -o "$out/fuzz-gif-diff" \
-  fuzz/harness/gif_diff.c Tests/CGifReference/gif_reference.c "$out/obj/gif_validate.o" -lgif
+  fuzz/harness/gif_diff.c Tests/CGifReference/gif_reference.c "$out/obj/gif_validate.o" "$out/obj/decode_limits.o" -lgif
 
 # A Swift runtime backtrace on top of ASan's report only adds noise.
 export SWIFT_BACKTRACE=enable=no

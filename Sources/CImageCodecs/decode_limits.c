@@ -23,7 +23,7 @@ uint64_t iw_planes_memory(iw_codec_library codec, uint64_t pixels, int alpha, in
     switch (codec) {
     case IW_CODEC_AVIF: planes = (8u << 20) + pixels * 16 * d * (alpha ? 2 : 1); break;
     case IW_CODEC_HEIF: planes = (2u << 20) + pixels * (alpha ? 8 : 6) * d; break;
-    default: planes = (4u << 20) + pixels * 24; break;
+    default: planes = (16u << 20) + pixels * 24; break;
     }
     return IW_DECODE_MEMORY_BASE + planes;
 }
