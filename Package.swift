@@ -116,6 +116,8 @@ let package = Package(
                 .linkedLibrary("avif"),
                 .linkedLibrary("heif"),
                 .linkedLibrary("jxl"),
+                // zlib: the compressed text chunks of large_fixtures.c.
+                .linkedLibrary("z"),
             ]
         ),
         // giflib's own DGifGetLine decoding of GIF frames: the reference the

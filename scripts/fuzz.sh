@@ -74,9 +74,55 @@ echo "fuzz: building the index target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzIndex -o "$out/fuzz-index" \
   fuzz/harness/IndexFuzz.swift Sources/ImgWarmKit/Cache/Index/DiskLruJournal.swift \
   Sources/ImgWarmKit/Cache/Index/IndexFileRemover.swift Sources/ImgWarmKit/Cache/Index/FlutterCacheRows.swift
+echo "fuzz: building the decode-memory target" >&2
+# The decoders' heap peak against DecodeMemory's estimate: malloc is
+# interposed (fuzz/harness/peak_malloc.c), so this target has no ASan (its
+# allocator would take the same names); the C codecs are built again
+# without it.
+mkdir -p "$out/obj-plain" "$out/module-peak"
+plain=()
+for c in Sources/CImageCodecs/*.c; do
+  o="$out/obj-plain/$(basename "$c" .c).o"
+  build clang -O1 -g -fsanitize=fuzzer-no-link -I Sources/CImageCodecs/include -c "$c" -o "$o"
+  plain+=("$o")
+done
+build clang -O1 -g -c fuzz/harness/peak_malloc.c -o "$out/obj-plain/peak_malloc.o"
+build clang -O1 -g -I Sources/CFileScan/include -c Sources/CFileScan/fs.c -o "$out/obj-plain/fs.o"
+cat > "$out/module-peak/module.modulemap" <<MAP
+module CPeakMalloc {
+    header "$PWD/fuzz/harness/peak_malloc.h"
+    export *
+}
+MAP
+build swiftc -sanitize=fuzzer -parse-as-library -O -g -swift-version 5 -module-name ImgWarmFuzzDecodeMemory \
+  -o "$out/fuzz-decode-memory" \
+  -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
+  -Xcc -fmodule-map-file="$out/module-peak/module.modulemap" \
+  fuzz/harness/DecodeMemoryFuzz.swift Sources/ImgWarmKit/Decode/*.swift \
+  Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift \
+  "${plain[@]}" "$out/obj-plain/fs.o" "$out/obj-plain/peak_malloc.o" -Xlinker --export-dynamic \
+  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
+
+# decode-memory seeds: the image corpus and large valid PNGs (the estimate
+# matters where the decoders allocate much), remade on every run.
+seeds_mem="$out/seeds-decode-memory"
+rm -rf "$seeds_mem" && mkdir -p "$seeds_mem"
+cp fuzz/corpus/image/* "$seeds_mem/"
+python3 - "$seeds_mem" <<'PY'
+import struct, sys, zlib
+out = sys.argv[1]
+def chunk(t, d): return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+for k, (w, h, color, interlaced) in enumerate([(1500, 1500, 6, 0), (1200, 900, 2, 1), (2000, 2000, 0, 0), (800, 600, 4, 0)]):
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}[color]
+    raw = b''.join(b'\x01' + bytes((x * 7 + y) & 0xff for x in range(w * channels)) for y in range(h))
+    png = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, color, 0, 0, interlaced))
+    png += chunk(b'IDAT', zlib.compress(raw, 9)) + chunk(b'IEND', b'')
+    open(f'{out}/large-{k}.png', 'wb').write(png)
+PY
+
 echo "fuzz: building the png-inflate target" >&2
 build clang -fsanitize=fuzzer,address -O1 -g -I Sources/CImageCodecs/include -o "$out/fuzz-png-inflate" \
-  fuzz/harness/png_inflate_fuzz.c "$out/obj/png_validate.o" "$out/obj/inflate_agree.o" -lpng16 -lz -ldeflate
+  fuzz/harness/png_inflate_fuzz.c "$out/obj/png_validate.o" "$out/obj/inflate_agree.o" "$out/obj/decode_limits.o" -lpng16 -lz -ldeflate
 
 # png-inflate seeds: the PNG and APNG seeds of the image corpus, and small
 # PNGs/APNGs whose zlib streams come in every form zlib writes (stored,
@@ -134,7 +180,7 @@ PY
 echo "fuzz: building the gif-diff target" >&2
 # The GIF LZW check against giflib's own decoding (Tests/CGifReference): C only.
 build clang "${cflags[@]}" -fsanitize=fuzzer -I Tests/CGifReference/include -o "$out/fuzz-gif-diff" \
-  fuzz/harness/gif_diff.c Tests/CGifReference/gif_reference.c "$out/obj/gif_validate.o" -lgif
+  fuzz/harness/gif_diff.c Tests/CGifReference/gif_reference.c "$out/obj/gif_validate.o" "$out/obj/decode_limits.o" -lgif
 
 # A Swift runtime backtrace on top of ASan's report only adds noise.
 export SWIFT_BACKTRACE=enable=no
@@ -142,9 +188,13 @@ export SWIFT_BACKTRACE=enable=no
 # which and why); a leak with an imgwarm frame still fails the run.
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 status=0
-for target in ${IMGWARM_FUZZ_TARGETS:-manifest image gif-diff png-inflate index}; do
+for target in ${IMGWARM_FUZZ_TARGETS:-manifest image gif-diff png-inflate index decode-memory}; do
   seeds="fuzz/corpus/$target"
   [ "$target" = png-inflate ] && seeds="$seeds_png"
+  [ "$target" = decode-memory ] && seeds="$seeds_mem"
+  # Large images are what the estimate is for: longer inputs there.
+  max_len=16384
+  [ "$target" = decode-memory ] && max_len=1048576
   work="$out/corpus-$target"
   mkdir -p "$work"
   echo "fuzz: $target for ${seconds}s" >&2
@@ -154,10 +204,14 @@ for target in ${IMGWARM_FUZZ_TARGETS:-manifest image gif-diff png-inflate index}
   limit=(-max_total_time="$seconds")
   if [ -n "${IMGWARM_FUZZ_RUNS:-}" ]; then
     rm -rf "$work" && mkdir -p "$work"
-    limit+=(-runs="$IMGWARM_FUZZ_RUNS" -seed=1)
+    runs="$IMGWARM_FUZZ_RUNS"
+    # decode-memory decodes inputs of up to 1 MiB whole (no ASan, but a
+    # large PNG a run): a tenth of the runs of the others, at most 10,000.
+    if [ "$target" = decode-memory ]; then runs=$(( runs / 10 < 10000 ? runs / 10 : 10000 )); fi
+    limit+=(-runs="$runs" -seed=1)
   fi
   if ! "$out/fuzz-$target" "$work" "$seeds" \
-      "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+      "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
       -artifact_prefix="$out/$target-" -print_final_stats=1 >"$out/$target.log" 2>&1; then
     echo "fuzz: $target FAILED; input and log in $out/ ($target.log):" >&2
     grep -E "ERROR|invariant|Fatal error|SUMMARY|Test unit written|paths differ|  (fast|zlib): " "$out/$target.log" | head -20 >&2 || tail -30 "$out/$target.log" >&2

@@ -32,6 +32,12 @@ typedef struct {
     int mdat_count;
     /* Set when a payload's sequence header is over the limit. */
     uint32_t refused_width, refused_height;
+    /* What the container said of the planes (after avifDecoderParse), and
+       the reason set when a payload's frame size needs more memory than
+       the image's share (iw_over_memory_share). */
+    int alpha, deep, parsed;
+    iw_result *out;
+    int over_memory;
 } iw_avif_io;
 
 static void iw_avif_find_mdat(iw_avif_io *s) {
@@ -73,6 +79,15 @@ static avifResult iw_avif_read(avifIO *io, uint32_t flags, uint64_t offset, size
             iw_exceeds(info.w, info.h, s->max_pixels)) {
             s->refused_width = info.w;
             s->refused_height = info.h;
+            return AVIF_RESULT_IO_ERROR;
+        }
+        /* The frame size the AV1 decoder will allocate for, whatever the
+           container's ispe or tkhd said: re-checked against the image's
+           share before libaom sees the payload. */
+        if (s->parsed && info.w > 0 && info.h > 0 &&
+            iw_over_memory_share(IW_CODEC_AVIF, info.w, info.h, s->alpha, s->deep, "the AV1 sequence header",
+                                 s->out) != IW_OK) {
+            s->over_memory = 1;
             return AVIF_RESULT_IO_ERROR;
         }
     }
@@ -142,7 +157,7 @@ static int iw_avif_refused(const iw_avif_io *io, iw_result *out) {
     return 1;
 }
 
-static int iw_avif_run(avifDecoder *decoder, const iw_avif_io *io, uint64_t max_pixels, iw_result *out) {
+static int iw_avif_run(avifDecoder *decoder, iw_avif_io *io, uint64_t max_pixels, iw_result *out) {
     const uint8_t *data = io->data;
     size_t len = io->len;
     avifResult result = avifDecoderParse(decoder);
@@ -160,6 +175,14 @@ static int iw_avif_run(avifDecoder *decoder, const iw_avif_io *io, uint64_t max_
         return IW_NO_PIXELS;
     }
     if (iw_exceeds(w, h, max_pixels)) return IW_TOO_LARGE;
+    /* The size libavif will decode at (a sequence's track, a grid's
+       output), not only the ispe the estimate may have read. */
+    io->alpha = decoder->alphaPresent ? 1 : 0;
+    io->deep = decoder->image->depth > 8;
+    io->parsed = 1;
+    int over = iw_over_memory_share(IW_CODEC_AVIF, w, h, io->alpha, io->deep,
+                                    decoder->imageCount > 1 ? "the track" : "the container", out);
+    if (over != IW_OK) return over;
     if (decoder->imageCount < 1) {
         iw_set_reason(out, "no image in the container");
         return IW_NO_PIXELS;
@@ -173,8 +196,15 @@ static int iw_avif_run(avifDecoder *decoder, const iw_avif_io *io, uint64_t max_
         if (iw_frames_over_budget(&total, (uint64_t)w * h, max_pixels, i, out)) return IW_TOO_LARGE;
     }
     for (uint32_t i = 0; i < count; i++) {
+        /* The CPU bound between frames: libavif 0.11 decodes a frame (all
+           its tiles) in one call. */
+        if (iw_out_of_time()) {
+            iw_set_reason(out, "stopped before frame %u of %u", i + 1, count);
+            return IW_TOO_COMPLEX;
+        }
         result = avifDecoderNextImage(decoder);
         if (result != AVIF_RESULT_OK) {
+            if (io->over_memory) return IW_OVER_MEMORY;
             if (iw_avif_refused(io, out)) return IW_TOO_LARGE;
             char where[48];
             snprintf(where, sizeof where, " in frame %u of %u", i + 1, count);
@@ -226,6 +256,7 @@ int iw_validate_avif(const uint8_t *data, size_t len, uint64_t max_pixels, iw_re
     io.data = data;
     io.len = len;
     io.max_pixels = max_pixels;
+    io.out = out;
     iw_avif_find_mdat(&io);
     avifDecoderSetIO(decoder, &io.io);
     int status = iw_avif_run(decoder, &io, max_pixels, out);

@@ -10,40 +10,30 @@
 /* Returns 1 and describes the box in reason when a top-level box claims
    more bytes than the data has left (or its header itself is cut). */
 static inline int iw_bmff_cut_box(const uint8_t *data, size_t len, iw_result *out) {
+    iw_box box;
     size_t pos = 0;
-    while (pos < len) {
-        size_t left = len - pos;
-        if (left < 8) {
-            iw_set_reason(out, "premature end of data in a box header at byte %zu", pos);
-            return 1;
-        }
-        uint64_t size = iw_be32(data + pos);
-        char type[5] = {0};
-        for (int i = 0; i < 4; i++) {
-            uint8_t c = data[pos + 4 + i];
-            type[i] = (c >= 0x20 && c < 0x7F) ? (char)c : '?';
-        }
-        size_t header = 8;
-        if (size == 1) {
-            /* 64-bit largesize follows the type. */
-            if (left < 16) {
-                iw_set_reason(out, "premature end of data in the header of box '%s' at byte %zu", type, pos);
-                return 1;
-            }
-            size = ((uint64_t)iw_be32(data + pos + 8) << 32) | iw_be32(data + pos + 12);
-            header = 16;
-        } else if (size == 0) {
-            return 0; /* the box runs to the end of the file */
-        }
-        if (size < header) return 0; /* malformed, not a cut: the library said why */
-        if (size > left) {
-            iw_set_reason(out, "premature end of data in box '%s' at byte %zu (%llu bytes, %zu left)",
-                          type, pos, (unsigned long long)size, left);
-            return 1;
-        }
-        pos += (size_t)size;
+    int r;
+    while ((r = iw_bmff_box_at(data, len, pos, &box)) == IW_BOX_OK) pos = box.end;
+    char type[5] = {0};
+    for (int i = 0; i < 4; i++) {
+        uint8_t c = (uint8_t)box.type[i];
+        type[i] = (c >= 0x20 && c < 0x7F) ? (char)c : '?';
     }
-    return 0;
+    switch (r) {
+    case IW_BOX_HEADER_CUT:
+        iw_set_reason(out, "premature end of data in a box header at byte %zu", pos);
+        return 1;
+    case IW_BOX_LARGESIZE_CUT:
+        iw_set_reason(out, "premature end of data in the header of box '%s' at byte %zu", type, pos);
+        return 1;
+    case IW_BOX_PAST_END:
+        iw_set_reason(out, "premature end of data in box '%s' at byte %zu (%llu bytes, %zu left)",
+                      type, pos, (unsigned long long)box.size, len - pos);
+        return 1;
+    default:
+        /* The end, or a malformed size: not a cut, the library said why. */
+        return 0;
+    }
 }
 
 /* --- Image sequences: every sample of every track inside the data ------
@@ -68,20 +58,11 @@ typedef struct {
    that run past their parent end the search (the caller's walk already
    judged the top level). */
 static inline iw_bmff_span iw_bmff_child(const uint8_t *p, size_t n, const char *type, size_t skip) {
+    iw_box box;
     size_t pos = skip;
-    while (pos + 8 <= n) {
-        uint64_t size = iw_be32(p + pos);
-        size_t header = 8;
-        if (size == 1) {
-            if (n - pos < 16) break;
-            size = ((uint64_t)iw_be32(p + pos + 8) << 32) | iw_be32(p + pos + 12);
-            header = 16;
-        } else if (size == 0) {
-            size = n - pos;
-        }
-        if (size < header || size > n - pos) break;
-        if (memcmp(p + pos + 4, type, 4) == 0) return (iw_bmff_span){p + pos + header, (size_t)size - header};
-        pos += (size_t)size;
+    while (iw_bmff_box_at(p, n, pos, &box) == IW_BOX_OK) {
+        if (memcmp(box.type, type, 4) == 0) return (iw_bmff_span){p + box.payload, box.end - box.payload};
+        pos = box.end;
     }
     return (iw_bmff_span){NULL, 0};
 }

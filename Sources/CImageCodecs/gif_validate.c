@@ -276,6 +276,11 @@ static int iw_gif_run(GifFileType *gif, const gif_src *src, uint64_t max_pixels,
         if (DGifGetRecordType(gif, &record) == GIF_ERROR) return iw_gif_fail(gif, src, out, frames, 0);
         switch (record) {
         case IMAGE_DESC_RECORD_TYPE: {
+            /* The CPU bound between frames. */
+            if (iw_out_of_time()) {
+                iw_set_reason(out, "stopped before frame %u", frames + 1);
+                return IW_TOO_COMPLEX;
+            }
             /* DGifGetImageHeader, not DGifGetImageDesc: the latter also
                appends every frame (and a copy of its colour map) to
                SavedImages, a realloc per frame and memory that grows with

@@ -61,6 +61,30 @@ static int iw_heif_size_refusal(struct heif_error error, uint64_t max_pixels, iw
     return 1;
 }
 
+/* The size the HEVC decoder will allocate for: the handle's (its ispe),
+   or the coded size in the sequence parameter set of an `hvcC` when
+   larger (an ispe may understate it: libde265 decodes at the SPS's size
+   and libheif 1.15 compares the two only after decoding), re-checked
+   against the image's share (iw_over_memory_share). */
+static int iw_heif_memory(const uint8_t *data, size_t len, const struct heif_image_handle *handle, int w, int h,
+                          uint64_t max_pixels, iw_result *out) {
+    uint32_t cw = 0, ch = 0;
+    iw_bmff_largest_coded_size(data, len, &cw, &ch);
+    /* The coded size is padded to whole coding tree units (up to 64
+       pixels a side, cropped by the SPS conformance window): only a coded
+       size beyond that says the ispe lied about the pixel limit. */
+    if ((uint64_t)cw * ch > ((uint64_t)w + 64) * ((uint64_t)h + 64) && iw_exceeds(cw, ch, max_pixels)) {
+        out->width = cw;
+        out->height = ch;
+        return IW_TOO_LARGE;
+    }
+    int alpha = heif_image_handle_has_alpha_channel(handle);
+    int deep = heif_image_handle_get_luma_bits_per_pixel(handle) > 8;
+    if ((uint64_t)cw * ch > (uint64_t)w * (uint64_t)h)
+        return iw_over_memory_share(IW_CODEC_HEIF, cw, ch, alpha, deep, "the HEVC parameter sets", out);
+    return iw_over_memory_share(IW_CODEC_HEIF, (uint64_t)w, (uint64_t)h, alpha, deep, "the container", out);
+}
+
 static int iw_heif_run(struct heif_context *ctx, const uint8_t *data, size_t len,
                        uint64_t max_pixels, iw_result *out) {
     struct heif_error error = heif_context_read_from_memory_without_copy(ctx, data, len, NULL);
@@ -82,6 +106,8 @@ static int iw_heif_run(struct heif_context *ctx, const uint8_t *data, size_t len
         status = IW_NO_PIXELS;
     } else if (iw_exceeds((uint64_t)w, (uint64_t)h, max_pixels)) {
         status = IW_TOO_LARGE;
+    } else if ((status = iw_heif_memory(data, len, handle, w, h, max_pixels, out)) != IW_OK) {
+        /* Over the image's share at the size the decoder will decode. */
     } else {
         struct heif_decoding_options *options = heif_decoding_options_alloc();
         if (!options) {

@@ -21,6 +21,10 @@
 #define IW_JPEG_SCALE_DENOM 8
 #endif
 
+/* Rows (at the output scale) skipped between two checks of the CPU bound
+   in a single-scan image: a few iMCU rows. */
+#define IW_JPEG_SKIP_STEP 64
+
 typedef struct {
     struct jpeg_error_mgr pub;  /* first: libjpeg casts to it */
     jmp_buf jump;
@@ -131,6 +135,14 @@ static int iw_jpeg_run(struct jpeg_decompress_struct *cinfo, jpeg_ctx_err *e,
                 iw_set_reason(e->out, "decoder stalled in scan %d", cinfo->input_scan_number);
                 return IW_CORRUPT;
             }
+            /* jpeg_consume_input returns after each iMCU row of a scan
+               (JPEG_ROW_COMPLETED) and at each scan's end: the CPU bound
+               is checked there. A progressive file may hold thousands of
+               scans, each a pass over every block of the image. */
+            if (iw_out_of_time_every(r == JPEG_ROW_COMPLETED ? 16 : 1)) {
+                iw_set_reason(e->out, "stopped in scan %d", cinfo->input_scan_number);
+                return IW_TOO_COMPLEX;
+            }
         }
         jpeg_finish_decompress(cinfo);
         return IW_OK;
@@ -143,10 +155,18 @@ static int iw_jpeg_run(struct jpeg_decompress_struct *cinfo, jpeg_ctx_err *e,
         iw_set_reason(e->out, "out of memory for a row");
         return IW_NO_MEMORY;
     }
-    JDIMENSION skip = cinfo->output_height - 1;
-    if (skip > 0 && jpeg_skip_scanlines(cinfo, skip) != skip) {
-        iw_set_reason(e->out, "decoder stalled at row %u", cinfo->output_scanline);
-        return IW_CORRUPT;
+    /* Skipped in steps, the CPU bound checked between them. */
+    while (cinfo->output_height - cinfo->output_scanline > 1) {
+        JDIMENSION left = cinfo->output_height - 1 - cinfo->output_scanline;
+        JDIMENSION skip = left < IW_JPEG_SKIP_STEP ? left : IW_JPEG_SKIP_STEP;
+        if (jpeg_skip_scanlines(cinfo, skip) != skip) {
+            iw_set_reason(e->out, "decoder stalled at row %u", cinfo->output_scanline);
+            return IW_CORRUPT;
+        }
+        if (iw_out_of_time()) {
+            iw_set_reason(e->out, "stopped at row %u of %u", cinfo->output_scanline, cinfo->output_height);
+            return IW_TOO_COMPLEX;
+        }
     }
     while (cinfo->output_scanline < cinfo->output_height) {
         if (jpeg_read_scanlines(cinfo, row, 1) != 1) {

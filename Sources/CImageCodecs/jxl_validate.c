@@ -62,8 +62,21 @@ static int iw_jxl_run(JxlDecoder *dec, const uint8_t *data, size_t len, uint64_t
                 return IW_NO_PIXELS;
             }
             if (iw_exceeds(info.xsize, info.ysize, max_pixels)) return IW_TOO_LARGE;
+            /* The size the decoder will allocate its float planes for,
+               before the first frame. */
+            {
+                int over = iw_over_memory_share(IW_CODEC_JXL, info.xsize, info.ysize, info.alpha_bits > 0, 0,
+                                                "the basic info", out);
+                if (over != IW_OK) return over;
+            }
             break;
         case JXL_DEC_FRAME: {
+            /* The CPU bound between frames: libjxl 0.7 decodes a frame's
+               groups in one JxlDecoderProcessInput call. */
+            if (iw_out_of_time()) {
+                iw_set_reason(out, "stopped before frame %u", frames + 1);
+                return IW_TOO_COMPLEX;
+            }
             frames++;
             in_frame = 1;
             /* Coalesced (the default): every frame is the full canvas. */

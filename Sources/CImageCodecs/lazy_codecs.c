@@ -149,5 +149,5 @@ int iw_codec_open_check(iw_codec_library which, const char *soname, iw_result *o
 }
 
 _Static_assert(sizeof(iw_avif_functions) == 8 * sizeof(void *), "one pointer per AVIF function");
-_Static_assert(sizeof(iw_heif_functions) == 13 * sizeof(void *), "one pointer per HEIF function");
+_Static_assert(sizeof(iw_heif_functions) == 15 * sizeof(void *), "one pointer per HEIF function");
 _Static_assert(sizeof(iw_jxl_functions) == 8 * sizeof(void *), "one pointer per JPEG XL function");

@@ -44,7 +44,8 @@ int iw_lazy_avif(iw_result *out);
     X(heif_context_read_from_memory_without_copy) X(heif_context_set_maximum_image_size_limit) \
     X(heif_context_set_max_decoding_threads) X(heif_context_get_primary_image_handle) \
     X(heif_image_handle_get_width) X(heif_image_handle_get_height) X(heif_image_handle_release) \
-    X(heif_decoding_options_alloc) X(heif_decoding_options_free) X(heif_decode_image) X(heif_image_release)
+    X(heif_decoding_options_alloc) X(heif_decoding_options_free) X(heif_decode_image) X(heif_image_release) \
+    X(heif_image_handle_has_alpha_channel) X(heif_image_handle_get_luma_bits_per_pixel)
 typedef struct { IW_HEIF_FUNCTIONS(IW_LAZY_FIELD) } iw_heif_functions;
 extern iw_heif_functions iw_heif_lib;
 int iw_lazy_heif(iw_result *out);
@@ -61,6 +62,8 @@ int iw_lazy_heif(iw_result *out);
 #define heif_decoding_options_free (*iw_heif_lib.heif_decoding_options_free)
 #define heif_decode_image (*iw_heif_lib.heif_decode_image)
 #define heif_image_release (*iw_heif_lib.heif_image_release)
+#define heif_image_handle_has_alpha_channel (*iw_heif_lib.heif_image_handle_has_alpha_channel)
+#define heif_image_handle_get_luma_bits_per_pixel (*iw_heif_lib.heif_image_handle_get_luma_bits_per_pixel)
 #endif
 
 #ifdef JXL_DECODE_H_

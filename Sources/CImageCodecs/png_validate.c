@@ -36,8 +36,18 @@
 /* libpng's own default user limit; rows wider than this would need
    megabytes per row buffer, and no real PNG is that wide. */
 #define IW_PNG_MAX_SIDE 1000000u
-/* Largest ancillary chunk (iCCP, zTXt, ...) libpng may allocate. */
-#define IW_PNG_CHUNK_MALLOC_MAX (16u * 1024u * 1024u)
+/* Largest ancillary chunk libpng may allocate, compressed or inflated:
+   with text skipped, that is an iCCP profile (inflated into libpng's read
+   buffer, then copied into the info struct: twice this at most, which the
+   decode memory estimate charges for a file with iCCP). The largest ICC
+   profiles in use (printer profiles with large lookup tables) stay under
+   4 MiB; libpng's own default (PNG_USER_CHUNK_MALLOC_MAX) is 8,000,000. */
+#define IW_PNG_CHUNK_MALLOC_MAX (8u * 1024u * 1024u)
+/* Ancillary chunks libpng keeps in its info struct (sPLT, now that text
+   and unknown chunks are skipped); libpng's default is 1000. Each is at
+   most the chunk's length (and its entries, 10 bytes for 6 or 10 read),
+   so they count as the file's size in the estimate. */
+#define IW_PNG_CHUNK_CACHE_MAX 32u
 
 typedef struct {
     const uint8_t *data;
@@ -97,9 +107,19 @@ static int iw_png_run(png_ctx *c) {
     if (c->max_pixels < side) side = (uint32_t)(c->max_pixels ? c->max_pixels : 1);
     png_set_user_limits(png, side, side);
     png_set_chunk_malloc_max(png, IW_PNG_CHUNK_MALLOC_MAX);
+    png_set_chunk_cache_max(png, IW_PNG_CHUNK_CACHE_MAX);
     /* Unknown chunks (APNG's among them) are skipped, their CRC checked;
        the APNG walk below reads the animation chunks itself. */
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
+    /* Text is skipped the same way, CRC checked, never inflated or kept:
+       libpng would inflate each zTXt and iTXt (up to the chunk malloc
+       limit) and keep every text chunk in the info struct, so a file of
+       many small compressed chunks costs gigabytes. No verdict depends on
+       text: libpng reports its faults as benign (warnings). A known chunk
+       named here is handled as an unknown one (pngread.c png_read_info:
+       png_chunk_unknown_handling before the known handlers). */
+    static const png_byte text_chunks[] = {'t', 'E', 'X', 't', '\0', 'z', 'T', 'X', 't', '\0', 'i', 'T', 'X', 't', '\0'};
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, text_chunks, 3);
 
     png_read_info(png, info);
     c->out->width = png_get_image_width(png, info);
@@ -572,6 +592,10 @@ static int iw_png_image_data(png_ctx *c) {
         for (uint32_t k = 0; k < ph && st == IW_OK; k++) {
             c->row_index = y0 + k * dy;
             st = iw_png_read_row(&r, c->row, row_len);
+            if (st == IW_OK && iw_out_of_time_every(64)) {
+                iw_set_reason(c->out, "stopped at row %u of %u", c->row_index, height);
+                st = IW_TOO_COMPLEX;
+            }
         }
     }
     if (st == IW_OK) {
@@ -803,6 +827,11 @@ static int iw_apng_frames(const uint8_t *data, size_t len, uint64_t max_pixels,
         if (n > len - pos - 12 || memcmp(type, "IEND", 4) == 0) break;
         pos += 12 + (size_t)n;
         if (memcmp(type, "fcTL", 4) == 0) {
+            if (iw_out_of_time()) {
+                iw_set_reason(out, "stopped before frame %u of %u", frame + 1, frames);
+                status = IW_TOO_COMPLEX;
+                break;
+            }
             frame++;
             if (frame == idat_frame) continue;
             if (f.open) status = iw_frame_finish(&f, out);

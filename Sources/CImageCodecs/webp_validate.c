@@ -99,6 +99,12 @@ static int iw_webp_animation(const uint8_t *data, size_t len, uint64_t max_pixel
     }
     if (status == IW_OK && WebPDemuxGetFrame(demux, 1, &it)) {
         do {
+            /* The CPU bound between frames; one frame is one WebPDecode. */
+            if (iw_out_of_time()) {
+                iw_set_reason(out, "stopped before frame %d of %u", it.frame_num, frames);
+                status = IW_TOO_COMPLEX;
+                break;
+            }
             VP8StatusCode st = iw_webp_decode(it.fragment.bytes, it.fragment.size, it.width, it.height);
             if (st != VP8_STATUS_OK) {
                 char where[32];

@@ -18,7 +18,8 @@ struct CacheVerifyCommand: ParsableCommand {
         (AVIF, HEIF, JPEG XL) cannot be opened here are listed as `PATH: not checked: \
         no decoder, kept; REASON` and never deleted; so are images whose decoding \
         would need more than the whole --decode-memory (`not checked: over \
-        --decode-memory, kept`). Exit status 1 when anything \
+        --decode-memory, kept`) or more CPU time than --decode-timeout (`not \
+        checked: over --decode-timeout, kept`). Exit status 1 when anything \
         broken, stray or not checked was found, also with --delete after removing it; \
         0 when the cache is clean.
         """
@@ -44,8 +45,12 @@ struct CacheVerifyCommand: ParsableCommand {
     @Option(name: .customLong("decode-memory"), help: ArgumentHelp("Memory all decoders may hold at once, as for warm. [default: a quarter of the cgroup's memory limit or of RAM, at most 1GiB]", valueName: "size"), transform: Parse.size)
     var decodeMemory: UInt64?
 
+    @Option(name: .customLong("decode-timeout"), help: ArgumentHelp("CPU time one image's decoder may take, as for warm. [default: 10s]", valueName: "duration"), transform: Parse.duration)
+    var decodeTimeout: Double = ValidationOptions.defaultDecodeTimeout
+
     func validate() throws {
         if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
+        if !(decodeTimeout > 0) { throw ValidationError("--decode-timeout must be positive") }
     }
 
     func run() throws {
@@ -57,6 +62,7 @@ struct CacheVerifyCommand: ParsableCommand {
         options.maxPixels = maxPixels
         options.strictFormats = strictFormats
         options.decodeMemory = DecodeMemoryGate(limit: decodeMemory ?? DecodeMemoryDefault.current())
+        options.decodeTimeout = decodeTimeout
         let report = try CacheVerifier(options: options).verify(cache, delete: delete)
         if json {
             let encoder = JSONEncoder()
@@ -67,7 +73,8 @@ struct CacheVerifyCommand: ParsableCommand {
             for entry in report.broken { print(TerminalText.escaped("\(entry.path): \(entry.reason)")) }
             for entry in report.unknown { print(TerminalText.escaped("\(entry.path): unknown format (\(entry.signature)), kept")) }
             for entry in report.unchecked {
-                let why = entry.error == nil ? "no decoder" : "over --decode-memory"
+                let why = entry.error == nil ? "no decoder"
+                    : entry.error == EntryError.tooComplex.name ? "over --decode-timeout" : "over --decode-memory"
                 print(TerminalText.escaped("\(entry.path): not checked: \(why), kept; \(entry.reason)"))
             }
             for path in report.strayTempFiles { print(TerminalText.escaped("\(path): stray temp file")) }
@@ -80,9 +87,12 @@ struct CacheVerifyCommand: ParsableCommand {
 
     /// `1 not checked (no decoder), 2 not checked (over --decode-memory), `
     static func uncheckedCounts(_ r: CacheVerifyReport) -> String {
-        let overMemory = r.unchecked.filter { $0.error != nil }.count, noDecoder = r.unchecked.count - overMemory
+        let overTime = r.unchecked.filter { $0.error == EntryError.tooComplex.name }.count
+        let overMemory = r.unchecked.filter { $0.error != nil }.count - overTime
+        let noDecoder = r.unchecked.count - overMemory - overTime
         return (noDecoder == 0 ? "" : "\(noDecoder) not checked (no decoder), ")
             + (overMemory == 0 ? "" : "\(overMemory) not checked (over --decode-memory), ")
+            + (overTime == 0 ? "" : "\(overTime) not checked (over --decode-timeout), ")
     }
 
     static func summary(_ r: CacheVerifyReport) -> String {

@@ -107,6 +107,9 @@ struct WarmCommand: ParsableCommand {
     @Option(name: .customLong("decode-memory"), help: ArgumentHelp("Memory all decoders may hold at once, estimated from each image's header; an image waits for its share, one over the whole fails as too-large. [default: a quarter of the cgroup's memory limit or of RAM, at most 1GiB]", valueName: "size"), transform: Parse.size)
     var decodeMemory: UInt64?
 
+    @Option(name: .customLong("decode-timeout"), help: ArgumentHelp("CPU time one image's decoder may take (e.g. 10s, 1m); an image stopped by it fails as too-complex, kept off the failed-URL list. [default: 10s]", valueName: "duration"), transform: Parse.duration)
+    var decodeTimeout: Double = ValidationOptions.defaultDecodeTimeout
+
     @Flag(name: .customLong("no-validate"), help: "Store without decoding (the data must still look like an image).")
     var noValidate = false
 
@@ -191,6 +194,7 @@ struct WarmCommand: ParsableCommand {
         if !(connectTimeout > 0) { throw ValidationError("--connect-timeout must be positive") }
         if maxPixels < 1 { throw ValidationError("--max-pixels must be at least 1") }
         if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
+        if !(decodeTimeout > 0) { throw ValidationError("--decode-timeout must be positive") }
         if maxFailures < 0 { throw ValidationError("--max-failures must be 0 or more") }
         if shard != nil && shards != nil { throw ValidationError("use either --shard K/N or --shards N") }
         // Output files are checked before the first request: a typo in a

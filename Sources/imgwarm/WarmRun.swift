@@ -70,6 +70,7 @@ struct WarmRun {
         options.retryFailed = c.retryFailed || !c.retryFrom.isEmpty
         options.validation.maxPixels = c.maxPixels
         options.validation.decodeMemory = DecodeMemoryGate(limit: c.decodeMemory ?? DecodeMemoryDefault.current())
+        options.validation.decodeTimeout = c.decodeTimeout
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun

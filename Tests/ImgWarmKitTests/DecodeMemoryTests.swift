@@ -91,7 +91,7 @@ private func frame(_ bytes: [UInt8]) -> DecodeMemory.JPEGFrame? {
             return
         }
         #expect(estimate(heic, .heic) == DecodeMemory.base + (2 << 20) + UInt64(w * h) * 6)
-        #expect(estimate(ModernFixture.jxl(64, 48), .jxl) == DecodeMemory.base + (4 << 20) + 64 * 48 * 24)
+        #expect(estimate(ModernFixture.jxl(64, 48), .jxl) == DecodeMemory.base + (16 << 20) + 64 * 48 * 24)
     }
 
     @Test func formatsNotDecodedHereCostNothing() {

@@ -41,9 +41,22 @@ typedef enum {
     /* The format's library could not be opened (AVIF, HEIF and JPEG XL
        are opened on first use, see lazy_codecs.h); reason says why. */
     IW_NO_DECODER = 6,
+    /* The decode took more CPU time of its thread than iw_set_thread_limits
+       allowed and was stopped between scans, rows, frames or tiles; reason
+       says where. Not a verdict on the data. */
+    IW_TOO_COMPLEX = 7,
+    /* The size the decoder reported (an AV1 sequence header, a track, the
+       JPEG XL basic info) needs more memory than the image's share of the
+       decode memory budget (iw_set_thread_limits): stopped before the
+       decoder's large allocations; reason gives the size. */
+    IW_OVER_MEMORY = 8,
 } iw_status;
 
 enum { IW_REASON_SIZE = 160 };
+
+/* The libraries opened on first use (lazy_codecs.h). */
+typedef enum { IW_CODEC_AVIF = 0, IW_CODEC_HEIF = 1, IW_CODEC_JXL = 2 } iw_codec_library;
+
 
 typedef struct {
     uint32_t width;
@@ -54,6 +67,50 @@ typedef struct {
        "premature end of data at row 12 of 64". */
     char reason[IW_REASON_SIZE];
 } iw_result;
+
+/* Bounds of the decodes that follow on the calling thread, until called
+   again (0, 0: none): memory_bytes is the image's share of the decode
+   memory budget, against which AVIF, HEIF and JPEG XL re-check the size
+   their decoder reports before allocating its planes (IW_OVER_MEMORY);
+   cpu_ns is the CPU time of this thread (CLOCK_THREAD_CPUTIME_ID), counted
+   from this call, after which a decode stops at its next check
+   (IW_TOO_COMPLEX). A thread-local setting rather than a parameter: the
+   validators keep one signature, which the fuzzers and tests call. */
+void iw_set_thread_limits(uint64_t memory_bytes, uint64_t cpu_ns);
+
+/* What AVIF, HEIF and JPEG XL decoders hold at their peak for an image of
+   `pixels` (the planes, their references and borders; measured, see
+   DecodeMemory.swift), plus IW_DECODE_MEMORY_BASE, what any image costs.
+   The one formula of the estimate made from the header and of the
+   re-check made from the decoder's size. */
+enum { IW_DECODE_MEMORY_BASE = 256 << 10 };
+uint64_t iw_planes_memory(iw_codec_library codec, uint64_t pixels, int alpha, int deep);
+
+/* The one ISO-BMFF box walk (AVIF, HEIF, the JPEG XL container), shared
+   by the Swift header reader and the C validators: the box at `pos` of
+   data[0, end), its payload and end as offsets into data. IW_BOX_END at
+   `end`; the other results say why no box can be there (with the type,
+   size and payload offset read so far: a box past the end still has
+   them). */
+typedef enum {
+    IW_BOX_OK = 1,
+    IW_BOX_END = 0,
+    IW_BOX_HEADER_CUT = -1,    /* fewer than 8 bytes left */
+    IW_BOX_LARGESIZE_CUT = -2, /* size 1, but no room for the 64-bit size */
+    IW_BOX_TOO_SMALL = -3,     /* a size smaller than the box's header */
+    IW_BOX_PAST_END = -4,      /* a size past `end` */
+} iw_box_status;
+typedef struct {
+    char type[4];
+    uint64_t size;
+    size_t offset, payload, end;
+} iw_box;
+int iw_bmff_box_at(const uint8_t *data, size_t end, size_t pos, iw_box *box);
+/* The largest image an AVIF or HEIF decoder may decode in this file, from
+   every place a size is written: the items' `ispe`, the coded size in an
+   `hvcC`'s sequence parameter set, a track's `tkhd` and its visual sample
+   entries (and their `hvcC`). 0x0 when none is found. */
+void iw_bmff_largest_coded_size(const uint8_t *data, size_t len, uint32_t *width, uint32_t *height);
 
 int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 /* How PNG and APNG image data is inflated. FAST (what iw_validate_png
@@ -97,7 +154,6 @@ int iw_validate_tiff_data(const uint8_t *data, size_t len, uint64_t max_pixels, 
 /* The libraries opened on first use (lazy_codecs.h). When one cannot be
    opened, its validator returns IW_NO_DECODER with a reason that names the
    package to install: the data was not judged at all. */
-typedef enum { IW_CODEC_AVIF = 0, IW_CODEC_HEIF = 1, IW_CODEC_JXL = 2 } iw_codec_library;
 /* Opens `soname` (NULL: the one this build opens for `which`) exactly as
    the first image of the format opens its library, same symbols, same
    reason on failure, without using it or touching the process's own copy:

@@ -1,3 +1,5 @@
+import CImageCodecs
+
 /// Header facts of the ISO-BMFF formats (AVIF, HEIC/HEIF, the JPEG XL
 /// container) and of the JPEG XL codestream, read without a decoder: the
 /// size, so `--max-pixels` applies before any decoding, and whether every
@@ -95,30 +97,34 @@ enum ContainerHeaders {
     /// Calls `body(type, payloadStart, end)` for each box in `start..<end`;
     /// fails with a reason when a box claims more bytes than there are.
     /// A size of 0 means "to the end", 1 a 64-bit size after the type.
+    /// The box headers are read by the C walk the validators use
+    /// (iw_bmff_box_at): one reading of sizes for the estimate, the header
+    /// and the decoders' re-checks.
     static func walkBoxes(_ b: UnsafeRawBufferPointer, _ start: Int, _ end: Int,
                           _ body: (String, Int, Int) -> Void) -> Result<Void, BoxCut> {
+        let base = b.baseAddress?.assumingMemoryBound(to: UInt8.self)
         var i = start
-        while i < end {
-            guard i + 8 <= end else { return .failure(BoxCut("a box header cut short at byte \(i) of \(end)", truncated: true)) }
-            var size = Int(ImageHeader.be32(b, i))
-            let type = ImageHeader.fourCC(b, i + 4)
-            var header = 8
-            if size == 1 {
-                guard i + 16 <= end else { return .failure(BoxCut("box \(type) cut short at byte \(i) of \(end)", truncated: true)) }
-                let large = UInt64(ImageHeader.be32(b, i + 8)) << 32 | UInt64(ImageHeader.be32(b, i + 12))
-                size = large > UInt64(Int.max / 2) ? Int.max / 2 : Int(large)
-                header = 16
-            } else if size == 0 {
-                size = end - i
+        var box = iw_box()
+        while true {
+            let r = iw_box_status(rawValue: iw_bmff_box_at(base, end, i, &box))
+            let type = withUnsafeBytes(of: box.type) { String(decoding: $0, as: UTF8.self) }
+            switch r {
+            case IW_BOX_OK:
+                body(type, Int(box.payload), Int(box.end))
+                i = Int(box.end)
+            case IW_BOX_END:
+                return .success(())
+            case IW_BOX_HEADER_CUT:
+                return .failure(BoxCut("a box header cut short at byte \(i) of \(end)", truncated: true))
+            case IW_BOX_LARGESIZE_CUT:
+                return .failure(BoxCut("box \(type) cut short at byte \(i) of \(end)", truncated: true))
+            case IW_BOX_TOO_SMALL:
+                return .failure(BoxCut("box \(type) has a size of \(box.size)", truncated: false))
+            default:
+                let boxEnd = box.size > UInt64(Int.max / 2) ? "past 2^62" : String(UInt64(i) + box.size)
+                return .failure(BoxCut("box \(type) ends at byte \(boxEnd) of \(end)", truncated: true))
             }
-            guard size >= header else { return .failure(BoxCut("box \(type) has a size of \(size)", truncated: false)) }
-            guard size <= end - i else {
-                return .failure(BoxCut("box \(type) ends at byte \(i + size) of \(end)", truncated: true))
-            }
-            body(type, i + header, i + size)
-            i += size
         }
-        return .success(())
     }
 
     /// Why a box walk stopped: data cut short, or a box that cannot be.

@@ -1,3 +1,5 @@
+import CImageCodecs
+
 /// The memory the decoder of CImageCodecs holds at its peak for one image,
 /// estimated from the image's header before decoding (`--decode-memory`).
 ///
@@ -28,7 +30,7 @@
 public enum DecodeMemory {
     /// What any image costs the decoder whatever its size: the library's
     /// structures and tables (measured: 20 to 200 KiB).
-    static let base: UInt64 = 256 << 10
+    static let base = UInt64(IW_DECODE_MEMORY_BASE)
 
     /// Bytes the decoder is expected to hold at its peak for `bytes` of
     /// `format`. An image over `maxPixels` costs only `base`: its
@@ -44,30 +46,53 @@ public enum DecodeMemory {
         case .png: return base + png(bytes)
         case .gif: return base
         case .webp: return base + webp(bytes)
-        case .avif, .heic, .heif, .jxl:
-            guard case .success(let info) = header, let w = info.width, let h = info.height else { return base }
-            return base + planes(format, pixels: UInt64(w) * UInt64(h), ContainerFacts(bytes))
+        case .avif, .heic, .heif:
+            // The largest size written anywhere the decoders read one (ispe,
+            // the tracks, the HEVC parameter sets): an ispe alone may
+            // understate what is decoded.
+            var w: UInt32 = 0, h: UInt32 = 0
+            iw_bmff_largest_coded_size(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &w, &h)
+            let pixels = UInt64(w) * UInt64(h)
+            if pixels > maxPixels { return base }
+            return planes(format, pixels: pixels, ContainerFacts(bytes))
+        case .jxl:
+            // A container cut short still has its size header: libjxl reads
+            // it (and allocates for it) before it finds the data missing.
+            guard let size = jxlSize(bytes) else { return base }
+            let pixels = UInt64(size.width) * UInt64(size.height)
+            if pixels > maxPixels { return base }
+            return planes(format, pixels: pixels, ContainerFacts(bytes))
         case .bmp, .ico, .tiff, .pdf, .svg, .unknown:
             // Not decoded here: the header is all that is read.
             return 0
         }
     }
 
-    /// The formats decoded to whole planes, from the peak RSS measured on
-    /// generated images of 500x500 and 1500x1500 pixels (fixed part, then
-    /// bytes a pixel; rounded up):
-    /// - AVIF (libavif + libaom): 3 MiB + 14 B/px, 4 MiB + 28 B/px with alpha;
-    /// - HEIC (libheif + libde265): 1 MiB + 5 B/px, 6.3 B/px with alpha;
-    /// - JPEG XL (libjxl, which works in 32-bit floats): 3.5 MiB + 15 B/px.
-    /// Samples of more than 8 bits take 16 in the AV1 and HEVC decoders:
-    /// twice the planes, when the `pixi` box says so.
+    /// The formats decoded to whole planes: the formula the C validators
+    /// re-check the decoder's own size with (iw_planes_memory, with the
+    /// measured figures), `base` included.
     static func planes(_ format: ImageFormat, pixels: UInt64, _ facts: ContainerFacts) -> UInt64 {
-        let deep: UInt64 = facts.deep ? 2 : 1
-        switch format {
-        case .avif: return (8 << 20) + pixels * 16 * deep * (facts.alpha ? 2 : 1)
-        case .heic, .heif: return (2 << 20) + pixels * (facts.alpha ? 8 : 6) * deep
-        // Alpha is a fourth float channel.
-        default: return (4 << 20) + pixels * 24
+        let codec: iw_codec_library = format == .avif ? IW_CODEC_AVIF : format == .jxl ? IW_CODEC_JXL : IW_CODEC_HEIF
+        return iw_planes_memory(codec, pixels, facts.alpha ? 1 : 0, facts.deep ? 1 : 0)
+    }
+
+    /// The SizeHeader of a bare codestream, or of the first `jxlc` or
+    /// `jxlp` box of a container, whole or cut short.
+    static func jxlSize(_ b: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        if b.count >= 2 && b[0] == 0xFF && b[1] == 0x0A { return ContainerHeaders.jxlSize(b) }
+        let base = b.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        var box = iw_box()
+        var i = 0
+        while true {
+            let r = iw_box_status(rawValue: iw_bmff_box_at(base, b.count, i, &box))
+            guard r == IW_BOX_OK || r == IW_BOX_PAST_END else { return nil }
+            let type = withUnsafeBytes(of: box.type) { String(decoding: $0, as: UTF8.self) }
+            let start = Int(box.payload) + (type == "jxlp" ? 4 : 0)
+            if (type == "jxlc" || type == "jxlp"), start < b.count {
+                return ContainerHeaders.jxlSize(UnsafeRawBufferPointer(rebasing: b[start...]))
+            }
+            guard r == IW_BOX_OK else { return nil }
+            i = Int(box.end)
         }
     }
 
@@ -140,42 +165,36 @@ public enum DecodeMemory {
         return frame.multipleScans ? frame.coefficientBytes + frame.rowBytes : frame.rowBytes
     }
 
-    /// Walks the markers to the first SOS: the frame header (SOFn) and
-    /// the first scan's component count. Nil without a usable SOF.
+    /// The frame header (SOFn) and the first scan's component count, by
+    /// the marker walk `ImageHeader` shares (JPEGMarkers). Nil without a
+    /// usable SOF.
     static func jpegFrame(_ b: UnsafeRawBufferPointer) -> JPEGFrame? {
         var frame: JPEGFrame?
-        var i = 2
-        while i + 4 <= b.count {
-            guard b[i] == 0xFF else { break }
-            let marker = b[i + 1]
-            if marker == 0xFF { i += 1; continue }  // fill byte
-            if marker == 0x01 || (0xD0...0xD8).contains(marker) { i += 2; continue }  // no length
-            if marker == 0xD9 { break }
-            let length = Int(be16(b, i + 2))
-            guard length >= 2 else { break }
-            if marker == 0xDA {
-                if i + 4 < b.count { frame?.firstScanComponents = Int(b[i + 4]) }
-                break
+        var unusable = false
+        JPEGMarkers.walk(b) { segment in
+            let p = segment.payload.lowerBound, n = segment.payload.count
+            if segment.marker == 0xDA {
+                if n >= 1 { frame?.firstScanComponents = Int(b[p]) }
+                return false
             }
-            let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
-            if isFrame, frame == nil {
-                guard i + 10 <= b.count else { return nil }
-                let count = Int(b[i + 9])
-                guard count > 0, i + 10 + 3 * count <= b.count else { return nil }
-                var sampling: [(Int, Int)] = []
-                for c in 0..<count {
-                    let factors = b[i + 10 + 3 * c + 1]
-                    // 0 is invalid (libjpeg refuses it); 1 keeps the sums sane.
-                    sampling.append((max(1, Int(factors >> 4)), max(1, Int(factors & 0x0F))))
-                }
-                // SOF2, SOF6 (Huffman), SOF10, SOF14 (arithmetic): progressive.
-                let progressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
-                frame = JPEGFrame(width: Int(be16(b, i + 7)), height: Int(be16(b, i + 5)), sampling: sampling,
-                                  progressive: progressive, firstScanComponents: nil)
+            guard JPEGMarkers.isFrameHeader(segment.marker), frame == nil else { return true }
+            // Precision, height, width, component count, then 3 bytes a component.
+            guard n >= 6 else { unusable = true; return false }
+            let count = Int(b[p + 5])
+            guard count > 0, 6 + 3 * count <= n else { unusable = true; return false }
+            var sampling: [(Int, Int)] = []
+            for c in 0..<count {
+                let factors = b[p + 6 + 3 * c + 1]
+                // 0 is invalid (libjpeg refuses it); 1 keeps the sums sane.
+                sampling.append((max(1, Int(factors >> 4)), max(1, Int(factors & 0x0F))))
             }
-            i += 2 + length
+            // SOF2, SOF6 (Huffman), SOF10, SOF14 (arithmetic): progressive.
+            let progressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(segment.marker)
+            frame = JPEGFrame(width: Int(be16(b, p + 3)), height: Int(be16(b, p + 1)), sampling: sampling,
+                              progressive: progressive, firstScanComponents: nil)
+            return true
         }
-        return frame
+        return unusable ? nil : frame
     }
 
     /// Largest image data inflated in one piece (png_validate.c,
@@ -202,9 +221,33 @@ public enum DecodeMemory {
         // with its own rows (at most 15 more bytes a row, in total).
         let filtered = (rowBytes + 1) * height + (interlaced ? 15 * height : 0)
         let data = UInt64(b.count)
+        let profile = pngProfile(b)
         // Larger data goes to zlib row by row, straight from the chunks.
-        guard filtered <= pngWholeInflateLimit else { return 2 * (rowBytes + 1) + (64 << 10) }
-        return data + max(data, filtered)
+        guard filtered <= pngWholeInflateLimit else { return 2 * (rowBytes + 1) + (64 << 10) + profile }
+        return data + max(data, filtered) + profile
+    }
+
+    /// libpng's limit on an ancillary chunk's allocation
+    /// (png_validate.c, IW_PNG_CHUNK_MALLOC_MAX).
+    static let pngChunkMallocMax: UInt64 = 8 << 20
+
+    /// An iCCP profile before the image data: libpng inflates it into its
+    /// read buffer and copies it into the info struct, twice its size, up
+    /// to the chunk limit; deflate inflates at most 1032 bytes a byte.
+    /// Text is skipped (never inflated), other ancillary chunks are kept
+    /// at their size (counted as the file's).
+    static func pngProfile(_ b: UnsafeRawBufferPointer) -> UInt64 {
+        var i = 8
+        while i + 8 <= b.count {
+            let length = UInt64(be32(b, i))
+            if b[i + 4] == 0x49, b[i + 5] == 0x44, b[i + 6] == 0x41, b[i + 7] == 0x54 { return 0 }  // IDAT
+            if b[i + 4] == 0x69, b[i + 5] == 0x43, b[i + 6] == 0x43, b[i + 7] == 0x50 {  // iCCP
+                return 2 * min(pngChunkMallocMax, length * 1032)
+            }
+            guard length <= UInt64(b.count) else { return 0 }
+            i += 12 + Int(length)
+        }
+        return 0
     }
 
     /// VP8 (lossy), VP8L (lossless) or VP8X (extended: the canvas, and the
@@ -250,9 +293,17 @@ public enum DecodeMemory {
     public static func overBudget(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, estimate: UInt64,
                                   limit: UInt64) -> ValidationFailure {
         var what = format.displayName
+        var size: (Int, Int)?
         if case .success(let info) = ImageHeader.read(format, bytes), let w = info.width, let h = info.height {
-            what += " \(w)x\(h)"
+            size = (w, h)
         }
+        if [.avif, .heic, .heif].contains(format) {
+            // The size it was charged at, when an ispe understates it.
+            var w: UInt32 = 0, h: UInt32 = 0
+            iw_bmff_largest_coded_size(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &w, &h)
+            if w > 0, UInt64(w) * UInt64(h) > UInt64(size.map { $0.0 * $0.1 } ?? 0) { size = (Int(w), Int(h)) }
+        }
+        if let (w, h) = size { what += " \(w)x\(h)" }
         return ValidationFailure(
             "\(what) needs an estimated \(Units.formatBytes(estimate)) to decode, more than the decode memory budget of \(Units.formatBytes(limit)) (--decode-memory)",
             kind: .overDecodeMemory)

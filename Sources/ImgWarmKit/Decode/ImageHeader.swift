@@ -38,26 +38,20 @@ public enum ImageHeader {
         return ImageInfo(format: .gif, width: Int(le16(b, 6)), height: Int(le16(b, 8)))
     }
 
-    /// Walks the markers up to the first SOFn (stops at SOS: no frame
-    /// header before the scan data means none is coming).
+    /// The first SOFn before the first scan (JPEGMarkers: the walk the
+    /// decode memory estimate shares): no frame header before the scan
+    /// data means none is coming.
     static func jpeg(_ b: UnsafeRawBufferPointer) -> ImageInfo {
-        var i = 2
-        while i + 4 <= b.count {
-            guard b[i] == 0xFF else { break }
-            let marker = b[i + 1]
-            if marker == 0xFF { i += 1; continue }  // fill byte
-            if marker == 0x01 || (0xD0...0xD8).contains(marker) { i += 2; continue }  // no length
-            if marker == 0xDA || marker == 0xD9 { break }
-            let length = Int(be16(b, i + 2))
-            let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
-            if isFrame {
-                guard i + 9 <= b.count else { break }
-                return ImageInfo(format: .jpeg, width: Int(be16(b, i + 7)), height: Int(be16(b, i + 5)), frames: 1)
+        var info = ImageInfo(format: .jpeg)
+        JPEGMarkers.walk(b) { segment in
+            guard JPEGMarkers.isFrameHeader(segment.marker) else { return segment.marker != 0xDA }
+            let p = segment.payload.lowerBound
+            if segment.payload.count >= 5 {
+                info = ImageInfo(format: .jpeg, width: Int(be16(b, p + 3)), height: Int(be16(b, p + 1)), frames: 1)
             }
-            guard length >= 2 else { break }
-            i += 2 + length
+            return false
         }
-        return ImageInfo(format: .jpeg)
+        return info
     }
 
     /// RIFF header, then the first chunk: VP8 (lossy), VP8L (lossless) or

@@ -43,11 +43,12 @@ public enum ImageValidator {
     /// the image's share is taken before its decoder allocates anything.
     private static func decode(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, _ options: ValidationOptions) -> Result<ImageInfo, ValidationFailure> {
         guard let gate = options.decodeMemory else {
-            return CodecBridge.decode(format, bytes, maxPixels: options.maxPixels)
+            return CodecBridge.decode(format, bytes, maxPixels: options.maxPixels, cpuSeconds: options.decodeTimeout)
         }
         let need = DecodeMemory.estimate(format, bytes, maxPixels: options.maxPixels)
         return gate.withShare(need) {
-            let verdict = CodecBridge.decode(format, bytes, maxPixels: options.maxPixels)
+            let verdict = CodecBridge.decode(format, bytes, maxPixels: options.maxPixels, memoryShare: need,
+                                             cpuSeconds: options.decodeTimeout)
             // Given back before the share is, or the heap would keep it.
             if need >= BufferAllocator.releasedAfterDecode { BufferAllocator.releaseFreeMemory() }
             return verdict

@@ -28,6 +28,10 @@ public struct ValidationFailure: Error, Sendable, Equatable, CustomStringConvert
         /// `--decode-memory` (DecodeMemory): not judged either; the entry
         /// fails as `too-large`, a cached file is kept.
         case overDecodeMemory
+        /// Its decoder used more CPU time than `--decode-timeout` allows
+        /// and was stopped: not judged; the entry fails as `too-complex`
+        /// (a local limit, not the URL's fault), a cached file is kept.
+        case tooComplex
     }
     public var reason: String
     public var kind: Kind
@@ -49,5 +53,13 @@ public struct ValidationOptions: Sendable {
     /// `--decode-memory`: shared by every validation of the run, so that
     /// the decoders together stay within it. Nil: no bound.
     public var decodeMemory: DecodeMemoryGate?
+    /// `--decode-timeout`: CPU time one image's decoder may take on its
+    /// thread (checked between scans, rows, frames or tiles, see
+    /// docs/security.md); nil: no bound.
+    public var decodeTimeout: Double? = ValidationOptions.defaultDecodeTimeout
+    /// The default of `--decode-timeout`: 10 s of CPU, over twenty times
+    /// what the slowest real image measured here needs (a 9999x9999
+    /// progressive JPEG of 10 scans: under 0.5 s at 1/8 scale).
+    public static let defaultDecodeTimeout: Double = 10
     public init() {}
 }

@@ -130,13 +130,17 @@ public enum Finish {
             // login page), so the report keeps it for failures too.
             out.response = ResponseFacts(contentType: response.contentType, vary: response.vary)
             switch validation {
-            case .failure(let why)? where why.kind == .noDecoder || why.kind == .overDecodeMemory:
+            case .failure(let why)? where why.kind != .invalid:
                 // Failed (it is not cached), but never on the failed-URL
                 // list: installing the library, or a larger
-                // --decode-memory, is the fix, and the next run must then
-                // fetch it.
+                // --decode-memory or --decode-timeout, is the fix, and the
+                // next run must then fetch it.
                 out.entry.outcome = .failed
-                out.entry.error = why.kind == .noDecoder ? .noDecoder : .tooLarge
+                switch why.kind {
+                case .noDecoder: out.entry.error = .noDecoder
+                case .tooComplex: out.entry.error = .tooComplex
+                case .overDecodeMemory, .invalid: out.entry.error = .tooLarge
+                }
                 out.reason = why.reason
                 out.announce = true
                 return out

@@ -36,6 +36,9 @@ public enum EntryError: UInt8, CaseIterable, Sendable {
     case noDecoder
     /// An https URL redirected to http (`RedirectRule`).
     case insecureRedirect
+    /// Its decoder took more CPU time than `--decode-timeout`: a local
+    /// limit, not the URL's fault.
+    case tooComplex
 
     public var name: String? {
         switch self {
@@ -52,6 +55,7 @@ public enum EntryError: UInt8, CaseIterable, Sendable {
         case .budget: return "budget"
         case .noDecoder: return "no-decoder"
         case .insecureRedirect: return "insecure-redirect"
+        case .tooComplex: return "too-complex"
         }
     }
 

@@ -40,8 +40,14 @@ int iwf_jpeg(uint32_t width, uint32_t height, int kind, int quality, int markers
              uint32_t seed, iwf_buffer *out);
 
 /* A smooth gradient, 4:4:4, quality 90 (large_fixtures.c): a 4000x4000
-   progressive JPEG is a small file whose decoder needs 96 MB. */
+   progressive JPEG is a small file whose decoder needs 96 MB;
+   progressive: 0 baseline, 1 libjpeg's simple progression (10 scans),
+   2 the most scans libjpeg's encoder allows (2,112: large_fixtures.c). */
 int iwf_jpeg_smooth(uint32_t width, uint32_t height, int progressive, iwf_buffer *out);
+
+/* A 1x1 grey PNG with `chunks` zTXt (or, with itxt, compressed iTXt)
+   chunks before its image data, each inflating to `inflated` zero bytes. */
+int iwf_png_text_bomb(uint32_t chunks, uint32_t inflated, int itxt, iwf_buffer *out);
 
 /* frames > 1 adds a NETSCAPE2.0 loop extension; frames after the first
    cover the centre quarter of the screen, or, with last_outside, the last

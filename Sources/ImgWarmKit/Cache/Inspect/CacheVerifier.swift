@@ -13,8 +13,8 @@ public struct BrokenCacheEntry: Sendable, Equatable, Codable {
     /// One line: `empty file`, `truncated JPEG: premature end of data`, ...
     public var reason: String
     /// An unchecked entry's error class when it is not `no-decoder`:
-    /// `too-large` for an image over `--decode-memory` (absent from the
-    /// JSON otherwise).
+    /// `too-large` for an image over `--decode-memory`, `too-complex` for
+    /// one stopped by `--decode-timeout` (absent from the JSON otherwise).
     public var error: String?
     public init(path: String, reason: String, error: String? = nil) {
         self.path = path
@@ -288,6 +288,8 @@ public struct CacheVerifier: Sendable {
             case .failure(let failure) where failure.kind == .noDecoder: return .unchecked(failure.reason)
             case .failure(let failure) where failure.kind == .overDecodeMemory:
                 return .unchecked(failure.reason, error: EntryError.tooLarge.name)
+            case .failure(let failure) where failure.kind == .tooComplex:
+                return .unchecked(failure.reason, error: EntryError.tooComplex.name)
             case .failure(let failure): return .broken(failure.reason)
             }
         }

@@ -1,0 +1,3 @@
+#include <stdint.h>
+void iw_peak_begin(void);
+uint64_t iw_peak_end(void);
