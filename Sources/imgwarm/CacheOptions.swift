@@ -52,6 +52,10 @@ struct CacheOptions: ParsableArguments {
 
     /// The kind's layout with the options every command shares.
     func configuredLayout() throws -> any CacheLayout {
+        // A usage error before anything about the folder (exit 2 before 3).
+        if frescoVersion != nil, let asked = try explicitLayoutKind(), asked != .fresco {
+            throw Failure.usage("--fresco-version has no meaning under --layout \(asked.rawValue)")
+        }
         let kind = try layoutKind()
         if let frescoVersion {
             guard kind == .fresco else { throw Failure.usage("--fresco-version has no meaning under --layout \(kind.rawValue)") }

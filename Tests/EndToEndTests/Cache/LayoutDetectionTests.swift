@@ -69,7 +69,7 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
         let r = try BinaryRunner.run(["cache", "stats", "--cache", cache])
         #expect(r.status == 2, "\(r.stderr)")
-        #expect(r.stderr.contains("\(cache): its folder name fits coil and coil2 alike; say which with --layout"), "\(r.stderr)")
+        #expect(r.stderr.contains("\(cache): its folder name fits coil and coil2 and fresco alike; say which with --layout"), "\(r.stderr)")
         #expect(try BinaryRunner.run(["cache", "stats", "--cache", cache, "--layout", "coil2"]).status == 0)
     }
 
@@ -78,7 +78,7 @@ import TestSupport
         #expect(r.status == 2)
         let lines = r.stderr.split(separator: "\n").filter { !$0.isEmpty && !$0.hasPrefix("Usage") && !$0.contains("--help") }
         #expect(lines.count == 1, "\(r.stderr)")
-        #expect(r.stderr.contains("'picasso' is not a layout (sdwebimage, kingfisher, nuke, glide, coil, coil2, flutter)"), "\(r.stderr)")
+        #expect(r.stderr.contains("'picasso' is not a layout (sdwebimage, kingfisher, nuke, glide, coil, coil2, flutter, okhttp, fresco)"), "\(r.stderr)")
     }
 
     /// A file named as a layout's index is never judged as an image, so

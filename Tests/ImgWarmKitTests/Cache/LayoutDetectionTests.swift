@@ -98,7 +98,7 @@ import Testing
             expected: .detected(.kingfisher, because: "its folder name")),
         Row(name: "glide folder name", survey: survey(), path: "/x/image_manager_disk_cache/",
             expected: .detected(.glide, because: "its folder name")),
-        Row(name: "image_cache with no index", survey: survey(), path: "/x/image_cache", expected: .tie([.coil, .coil2], because: "its folder name")),
+        Row(name: "image_cache with no index", survey: survey(), path: "/x/image_cache", expected: .tie([.coil, .coil2, .fresco], because: "its folder name")),
         Row(name: "nothing to go by", survey: survey(names: ["notes.txt"]), path: "/x/y", expected: .detected(.sdwebimage, because: "the default")),
     ]
 
