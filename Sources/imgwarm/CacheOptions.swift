@@ -9,13 +9,33 @@ extension CacheLayoutKind: ExpressibleByArgument {}
 struct CacheOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The disk cache folder (SDWebImage's diskCachePath, Kingfisher's DiskStorage directoryURL, Nuke's DataCache path, Glide's image_manager_disk_cache, Coil's DiskCache directory; flutter: the folder holding libCachedImageData.db and libCachedImageData/). [env: IMGWARM_CACHE; default: ${XDG_CACHE_HOME:-$HOME/.cache}/ and the layout's folder, com.hackemist.SDImageCache/default for sdwebimage]",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var cache: String?
 
     @Option(name: .long, help: ArgumentHelp(
         "Whose disk format: sdwebimage, kingfisher (8.x), nuke (12.x DataCache), glide (4.x/5.x data cache), coil (3.x), coil2 (2.x) or flutter (flutter_cache_manager, cached_network_image). [env: IMGWARM_LAYOUT; default: sdwebimage]",
         valueName: "layout"))
     var layout: CacheLayoutKind?
+
+    /// `--cache=~/c` and `--cache "~/c"` reach imgwarm with the `~`
+    /// unexpanded (the shell expands it only at the start of a word), and
+    /// a folder named `~` would be made in the working folder.
+    func validate() throws {
+        if let cache, cache.hasPrefix("~") {
+            let rest = cache.dropFirst()
+            let example = rest.hasPrefix("/") ? "--cache \"$HOME\(rest)\"" : "--cache \"$HOME/...\""
+            throw ValidationError("--cache \(cache): the shell did not expand ~ here; write $HOME instead (\(example))")
+        }
+    }
+
+    /// `--cache` and `--layout` as given on the command line, for a
+    /// command line that imgwarm suggests.
+    var explicitArguments: [String] {
+        var words: [String] = []
+        if let cache, !cache.isEmpty { words += ["--cache", cache] }
+        if let layout { words += ["--layout", layout.rawValue] }
+        return words
+    }
 
     /// The layout asked for: `--layout`, else IMGWARM_LAYOUT, else
     /// sdwebimage. A bad IMGWARM_LAYOUT is a usage error, as a bad

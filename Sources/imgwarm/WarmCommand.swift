@@ -39,7 +39,7 @@ struct WarmCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Manifest files; `-` for standard input.", valueName: "manifest"))
+    @Argument(help: ArgumentHelp("Manifest files; `-` for standard input.", valueName: "manifest"), completion: .file())
     var manifests: [String] = []
 
     @OptionGroup var cacheOptions: CacheOptions
@@ -96,7 +96,7 @@ struct WarmCommand: ParsableCommand {
     @Flag(help: "Revalidate cached entries (If-None-Match / If-Modified-Since): 304 keeps the file, 200 replaces it.")
     var refresh = false
 
-    @Option(name: .customLong("max-bytes"), help: ArgumentHelp("Largest accepted body (e.g. 64MiB, 500k).", valueName: "size"), transform: Parse.size)
+    @Option(name: .customLong("max-bytes"), help: ArgumentHelp("Largest accepted body (e.g. 500k, 128MiB). [default: 64MiB]", valueName: "size"), transform: Parse.size)
     var maxBytes: UInt64 = 64 << 20
 
     @Option(name: .customLong("max-pixels"), help: "Largest accepted width x height.")
@@ -141,19 +141,19 @@ struct WarmCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Stop fetching new entries once the cache would pass SIZE (highest priority first).", valueName: "size"), transform: Parse.size)
     var budget: UInt64?
 
-    @Option(name: .customLong("retry-from"), help: ArgumentHelp("Take the failed entries of an earlier --report as the manifest.", valueName: "report"))
+    @Option(name: .customLong("retry-from"), help: ArgumentHelp("Take the failed entries of an earlier --report as the manifest.", valueName: "report"), completion: .file(extensions: ["json"]))
     var retryFrom: [String] = []
 
     @Flag(name: .customLong("dry-run"), help: "Say what would be fetched, skipped and blocked; no request, nothing written.")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("Write a JSON report (atomically, also on interrupt).", valueName: "file"))
+    @Option(help: ArgumentHelp("Write a JSON report (atomically, also on interrupt).", valueName: "file"), completion: .file())
     var report: String?
 
-    @Option(help: ArgumentHelp("Write the results as JUnit XML, one test case per entry.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write the results as JUnit XML, one test case per entry.", valueName: "file"), completion: .file())
     var junit: String?
 
-    @Option(help: ArgumentHelp("Write Prometheus metrics (textfile collector format), atomically.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write Prometheus metrics (textfile collector format), atomically.", valueName: "file"), completion: .file())
     var metrics: String?
 
     @Option(name: .customLong("max-failures"), help: "Exit 0 while failed entries stay at or below N.")

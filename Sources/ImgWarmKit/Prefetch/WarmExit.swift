@@ -69,7 +69,8 @@ public struct WarmExit: Equatable, Sendable {
         }
         if let sig = e.signal {
             return WarmExit(status: 128 + sig, message:
-                "interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(e.done) of \(e.total) entries done")
+                "interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(e.done) of \(e.total) \(e.total == 1 ? "entry" : "entries") done"
+                    + (e.done < e.total ? ", \(e.total - e.done) not started or cut short (skipped)" : ""))
         }
         // A shard may legitimately get nothing of a small manifest.
         if e.uniqueCount == 0 && e.outsideShard == 0 {
