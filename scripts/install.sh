@@ -31,15 +31,18 @@ if [ -z "$binary" ]; then
   scripts/setup.sh --install
   swift build -c release --product imgwarm
   binary="$(swift build -c release --show-bin-path)/imgwarm"
-  config=release
 else
   [ -x "$binary" ] || { echo "install: $binary is not an executable file" >&2; exit 2; }
-  config=debug
 fi
 # The man page: swift-argument-parser's own generator (the version
 # Package.resolved pins), which reads `imgwarm --experimental-dump-help`.
-swift build -c "$config" --product generate-manual >&2
-manual_tool="$(swift build -c "$config" --show-bin-path)/generate-manual"
+# Built from the resolved checkout in a scratch folder of its own (as
+# scripts/package.sh does): not locking .build lets a test under `swift
+# test` run this script, and the tool stays built for the next run.
+parser=".build/checkouts/swift-argument-parser"
+[ -f "$parser/Package.swift" ] || swift package resolve >&2
+swift build --package-path "$parser" --scratch-path .build/generate-manual --product generate-manual >&2
+manual_tool="$(swift build --package-path "$parser" --scratch-path .build/generate-manual --show-bin-path)/generate-manual"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 "$manual_tool" "$binary" --output-directory "$work" >&2

@@ -23,7 +23,8 @@ import Glibc
         (WarmEnding(uniqueCount: 0, hadProblems: true), 2, "no usable entries in the manifests"),
         // An empty plan outranks failures and unwritten reports.
         (WarmEnding(uniqueCount: 0, hadProblems: true, failed: 1, reportWriteFailed: true), 2, "no usable entries in the manifests"),
-        (WarmEnding(signal: SIGINT, uniqueCount: 10, done: 4, total: 10), 130, "interrupted by SIGINT; 4 of 10 entries done"),
+        (WarmEnding(signal: SIGINT, uniqueCount: 10, done: 4, total: 10), 130, "interrupted by SIGINT; 4 of 10 entries done, 6 not started or cut short (skipped)"),
+        (WarmEnding(signal: SIGINT, uniqueCount: 1, done: 1, total: 1), 130, "interrupted by SIGINT; 1 of 1 entry done"),
         (WarmEnding(signal: SIGTERM, uniqueCount: 0, failed: 9, done: 0, total: 0), 143, "interrupted by SIGTERM; 0 of 0 entries done"),
         // A fatal cache error outranks a signal.
         (WarmEnding(fatal: diskFull, signal: SIGINT, uniqueCount: 10, failed: 1), 3,
