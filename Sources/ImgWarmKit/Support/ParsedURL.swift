@@ -42,12 +42,15 @@ public struct ParsedURL: Sendable, Equatable {
 
     /// Whether `bytes` start with `scheme:` as RFC 3986 writes it (a
     /// letter, then letters, digits, `+`, `-` or `.`); a host name with a
-    /// dot before the colon (`cdn.example.com:8080/a.png`) is a URL
-    /// written without its scheme, not a scheme of its own.
+    /// dot before the colon (`cdn.example.com:8080/a.png`) or a port
+    /// after it (`localhost:8080/a.png`) is a URL written without its
+    /// scheme, not a scheme of its own.
     static func hasScheme(_ bytes: [UInt8]) -> Bool {
         guard let first = bytes.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first | 0x20) else { return false }
-        for c in bytes.dropFirst() {
-            if c == UInt8(ascii: ":") { return true }
+        for (i, c) in bytes.enumerated().dropFirst() {
+            if c == UInt8(ascii: ":") {
+                return !(i + 1 < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[i + 1]))
+            }
             let lower = c | 0x20
             let isSchemeChar = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")

@@ -32,7 +32,7 @@ import TestSupport
         for file in ["share/bash-completion/completions/imgwarm", "share/zsh/site-functions/_imgwarm",
                      "share/fish/vendor_completions.d/imgwarm.fish"] {
             let text = (try? String(contentsOfFile: prefix + "/" + file, encoding: .utf8)) ?? ""
-            #expect(text.contains("--cache"), "\(file) is missing or empty")
+            #expect(text.contains("cache") && text.contains("retry-from"), "\(file) is missing or empty")
         }
     }
 
