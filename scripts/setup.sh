@@ -36,7 +36,8 @@ required=(
   openssl                # self-signed certificates for the TLS tests
   prometheus             # promtool checks the --metrics output in the tests
   default-jdk-headless libokhttp-java libokio-java   # OkHttp's DiskLruCache reads the glide/coil folders in the tests
-  tmux                   # the progress bar tests read a real terminal (a tmux pane)
+  tmux                   # the progress bar and completion tests read a real terminal (a tmux pane)
+  man-db                 # `man imgwarm` after scripts/install.sh, in the tests
   time                   # GNU time: the peak RSS of the binary in the decode memory tests (and the benchmarks)
 )
 # scripts/package.sh (dpkg-shlibdeps, dpkg-gencontrol) and

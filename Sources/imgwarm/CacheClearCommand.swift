@@ -46,7 +46,7 @@ struct CacheClearCommand: ParsableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
         let result = try CacheMaintenance.clear(cache, includingState: all)
-        print("removed \(result.files) files, \(Units.formatBytes(result.bytes))")
+        print("removed \(result.files) \(result.files == 1 ? "file" : "files"), \(Units.formatBytes(result.bytes))")
         if let skipped = result.skipped { printError(skipped) }
         // The entries are gone; the state was asked to go too and is not.
         if let kept = result.stateNotRemoved { throw kept }

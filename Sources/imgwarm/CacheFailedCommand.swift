@@ -29,7 +29,7 @@ struct CacheFailedCommand: ParsableCommand {
             try cache.openExisting()
         } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {}
         guard FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) else {
-            if clear { print("removed 0 URLs from the failed-URL list") } else if json { print("[]") }
+            if clear { print("removed 0 URLs from the failed-URL list") } else if json { print("[]") } else { sayEmpty(cache) }
             return
         }
         let state = try StateStore(cache: cache)
@@ -40,6 +40,10 @@ struct CacheFailedCommand: ParsableCommand {
         }
         let failed = try state.failedURLs()
         let formatter = ISO8601DateFormatter()
+        if failed.isEmpty && !json {
+            sayEmpty(cache)
+            return
+        }
         if json {
             let rows: [[String: Any]] = failed.map { f in
                 ["url": Redaction.url(f.displayURL), "key": Redaction.url(f.key), "error": f.errorClass,
@@ -55,9 +59,16 @@ struct CacheFailedCommand: ParsableCommand {
             print(TerminalText.escaped("\(formatter.string(from: Date(timeIntervalSince1970: f.failedAt))) \(f.errorClass)\(status) \(Redaction.url(f.displayURL)): \(f.reason)"))
         }
         let digests = failed.filter(\.isDigest).count
+        printError("\(failed.count) failed URL\(failed.count == 1 ? "" : "s"); `imgwarm warm --retry-failed` fetches them again")
         if digests > 0 {
             printError("\(digests) of these URLs hold '@', '?' or '#' (where credentials, tokens and fragments go): the list keeps only their digest, "
                 + "so imgwarm cannot fetch them from it; `warm --retry-failed` retries them from a manifest that still holds them")
         }
+    }
+
+    /// On standard error, so that standard output stays one line per URL
+    /// for scripts.
+    private func sayEmpty(_ cache: DiskCache) {
+        printError(TerminalText.escaped("the failed-URL list of \(cache.directory) is empty: no URL is blocked"))
     }
 }

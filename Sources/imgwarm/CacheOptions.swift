@@ -25,13 +25,34 @@ nonisolated(unsafe) private var surveyed: (path: String, survey: CacheFolderSurv
 struct CacheOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The disk cache folder (SDWebImage's diskCachePath, Kingfisher's DiskStorage directoryURL, Nuke's DataCache path, Glide's image_manager_disk_cache, Coil's DiskCache directory; okhttp: the okhttp3.Cache folder, React Native's http-cache, Picasso's picasso-cache, Coil 1's image_cache; flutter: the folder holding libCachedImageData.db and libCachedImageData/). [env: IMGWARM_CACHE; default: ${XDG_CACHE_HOME:-$HOME/.cache}/ and the layout's folder, com.hackemist.SDImageCache/default for sdwebimage]",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var cache: String?
 
     @Option(name: .long, help: ArgumentHelp(
         "Whose disk format: sdwebimage, kingfisher (8.x), nuke (12.x DataCache), glide (4.x/5.x data cache), coil (3.x), coil2 (2.x), okhttp (OkHttp's HTTP cache: Picasso, Coil 1, React Native fetch), fresco (React Native's <Image> on Android) or flutter (flutter_cache_manager, cached_network_image), in any case. [env: IMGWARM_LAYOUT; default: detected from the folder, else sdwebimage]",
         valueName: "layout"), transform: CacheLayoutKind.parse)
     var layout: CacheLayoutKind?
+
+    /// `--cache=~/c` and `--cache "~/c"` reach imgwarm with the `~`
+    /// unexpanded (the shell expands it only at the start of a word), and
+    /// a folder named `~` would be made in the working folder.
+    func validate() throws {
+        if let cache, cache.hasPrefix("~") {
+            let rest = cache.dropFirst()
+            let example = rest.hasPrefix("/") ? "--cache \"$HOME\(rest)\"" : "--cache \"$HOME/...\""
+            throw ValidationError("--cache \(cache): the shell did not expand ~ here; write $HOME instead (\(example))")
+        }
+    }
+
+    /// `--cache` and `--layout` as given on the command line, for a
+    /// command line that imgwarm suggests.
+    var explicitArguments: [String] {
+        var words: [String] = []
+        if let cache, !cache.isEmpty { words += ["--cache", cache] }
+        if let layout { words += ["--layout", layout.rawValue] }
+        if let preset { words += ["--preset", preset.rawValue] }
+        return words
+    }
 
     @Option(name: .long, help: ArgumentHelp(
         "An app stack's layout, folder name and size limit at once: picasso (okhttp, picasso-cache, 5MB), coil1 (okhttp, image_cache, 10MB), react-native-fetch (okhttp, http-cache, 10MB), react-native-image (fresco, image_cache, 40MB). --layout, --cache and --max-size given explicitly win.",

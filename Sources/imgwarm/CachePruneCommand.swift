@@ -52,7 +52,7 @@ struct CachePruneCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Keep at most this many objects (flutter's maxNrOfCacheObjects). flutter only. [200]", valueName: "count"))
     var maxObjects: Int?
 
-    @Option(name: .customLong("keep"), help: ArgumentHelp("Never remove the entries of this manifest (repeatable; - for stdin).", valueName: "manifest"))
+    @Option(name: .customLong("keep"), help: ArgumentHelp("Never remove the entries of this manifest (repeatable; - for stdin).", valueName: "manifest"), completion: .file())
     var keep: [String] = []
 
     @Flag(help: "Remove nothing; list what would be removed and why.")
@@ -103,7 +103,7 @@ struct CachePruneCommand: ParsableCommand {
         out.flush()
         for warning in PruneReport.warnings(result) { printError(warning) }
         if let failure = result.firstFailure {
-            let more = result.failed > 1 ? " (and \(result.failed - 1) more files)" : ""
+            let more = result.failed > 1 ? " (and \(result.failed - 1) more \(result.failed == 2 ? "file" : "files"))" : ""
             throw Failure.cache("\(cache.directory)/\(failure.path): \(failure.reason)\(more)")
         }
     }

@@ -41,7 +41,7 @@ struct WarmCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Manifest files; `-` for standard input; an http(s) URL that is no file here is an entry itself.", valueName: "manifest|url"))
+    @Argument(help: ArgumentHelp("Manifest files; `-` for standard input; an http(s) URL that is no file here is an entry itself.", valueName: "manifest|url"), completion: .file())
     var manifests: [String] = []
 
     @OptionGroup var cacheOptions: CacheOptions
@@ -98,7 +98,7 @@ struct WarmCommand: ParsableCommand {
     @Flag(help: "Revalidate cached entries (If-None-Match / If-Modified-Since): 304 keeps the file, 200 replaces it.")
     var refresh = false
 
-    @Option(name: .customLong("max-bytes"), help: ArgumentHelp("Largest accepted body (e.g. 64MiB, 500k).", valueName: "size"), transform: Parse.size)
+    @Option(name: .customLong("max-bytes"), help: ArgumentHelp("Largest accepted body (e.g. 500k, 128MiB). [default: 64MiB]", valueName: "size"), transform: Parse.size)
     var maxBytes: UInt64 = 64 << 20
 
     @Option(name: .customLong("max-pixels"), help: "Largest accepted width x height.")
@@ -148,7 +148,7 @@ struct WarmCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Stop fetching new entries once the cache would pass SIZE (highest priority first).", valueName: "size"), transform: Parse.size)
     var budget: UInt64?
 
-    @Option(name: .customLong("retry-from"), help: ArgumentHelp("Take the failed entries of an earlier --report as the manifest (implies --retry-failed).", valueName: "report"))
+    @Option(name: .customLong("retry-from"), help: ArgumentHelp("Take the failed entries of an earlier --report as the manifest (implies --retry-failed).", valueName: "report"), completion: .file(extensions: ["json"]))
     var retryFrom: [String] = []
 
     @Flag(name: .customLong("dry-run"), help: "Say what would be fetched, skipped and blocked; no request, nothing written.")
@@ -157,13 +157,13 @@ struct WarmCommand: ParsableCommand {
     @Flag(help: "Write into an existing folder that is not recognisably a cache of the layout (see cache clear --force).")
     var force = false
 
-    @Option(help: ArgumentHelp("Write a JSON report (atomically, also on interrupt).", valueName: "file"))
+    @Option(help: ArgumentHelp("Write a JSON report (atomically, also on interrupt).", valueName: "file"), completion: .file())
     var report: String?
 
-    @Option(help: ArgumentHelp("Write the results as JUnit XML, one test case per entry.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write the results as JUnit XML, one test case per entry.", valueName: "file"), completion: .file())
     var junit: String?
 
-    @Option(help: ArgumentHelp("Write Prometheus metrics (textfile collector format), atomically.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write Prometheus metrics (textfile collector format), atomically.", valueName: "file"), completion: .file())
     var metrics: String?
 
     @Option(name: .customLong("max-failures"), help: "Exit 0 while failed entries stay at or below N.")

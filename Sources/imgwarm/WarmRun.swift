@@ -136,7 +136,7 @@ struct WarmRun {
         var ending = WarmEnding(fatal: prefetcher.fatalError, signal: signals.received,
                                 uniqueCount: plan.uniqueCount, outsideShard: plan.outsideShard,
                                 hadProblems: !plan.problems.isEmpty, failed: snap[.failed], blocked: snap[.blocked], maxFailures: c.maxFailures,
-                                done: snap.done, total: snap.total)
+                                done: snap.done - snap.errors[.cancelled, default: 0], total: snap.total)
         // The metrics say whether the run succeeded, before any report is written.
         let succeeded = WarmExit.decide(ending).status == ExitStatus.success
         var writeFailed = false
@@ -154,7 +154,11 @@ struct WarmRun {
             print(ProgressPrinter.summary(snap, dryRun: c.dryRun))
             for line in HostSummary.throttledLines(report.hosts) { print(line) }
             if let shard = plan.shard {
-                print("shard \(shard.index)/\(shard.count): \(plan.count) entries here, \(plan.outsideShard) in other shards")
+                print("shard \(shard.index)/\(shard.count): \(plan.count) \(plan.count == 1 ? "entry" : "entries") here, \(plan.outsideShard) in other shards")
+            }
+            if let next = ProgressPrinter.whereToLook(report: c.report, failed: snap[.failed] + snap[.blocked], dryRun: c.dryRun,
+                                                          cacheArguments: c.cacheOptions.explicitArguments) {
+                print(TerminalText.escaped(next))
             }
         }
         if c.dryRun {

@@ -84,7 +84,7 @@ import TestSupport
         // larger budget stores it on the next run.
         let again = try f.warm([manifest, "--decode-memory", "256MiB"])
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout.contains("1 entries: 1 downloaded"), "\(again.stdout)")
+        #expect(again.stdout.contains("1 entry: 1 downloaded"), "\(again.stdout)")
 
         // cache verify: judged by no one, so kept and listed, exit 1.
         let verify = try BinaryRunner.run(["cache", "verify", "--cache", f.cache, "--decode-memory", "50MiB"])

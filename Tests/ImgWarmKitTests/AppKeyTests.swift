@@ -218,7 +218,12 @@ import Testing
         #expect(reason("https:///a.jpg") == "URL has no host")
         #expect(reason("https://") == "URL has no host")
         #expect(reason("ftp://e.com/a.jpg")?.hasPrefix("unsupported scheme 'ftp'") == true)
-        #expect(reason("e.com/a.jpg") == "not a URL")
+        // Written without a scheme: said so, with an example.
+        for text in ["e.com/a.jpg", "localhost:8080/a.jpg", "cdn.example.com:443/a.jpg", "//e.com/a.jpg", "/img/a.jpg", "a.jpg"] {
+            #expect(reason(text)?.hasPrefix("no scheme (a manifest line starts with the whole URL, e.g. https://") == true, "\(text)")
+        }
+        #expect(reason("javascript:alert(1)")?.hasPrefix("unsupported scheme 'javascript'") == true)
+        #expect(reason("localhost:a.jpg")?.hasPrefix("unsupported scheme 'localhost'") == true)
         #expect(reason("https://e.com/\u{1B}[2J.png") == "URL contains a control character")
     }
 

@@ -28,7 +28,8 @@ import Glibc
         // Only unusable lines: they are failed entries.
         (WarmEnding(uniqueCount: 0, hadProblems: true, failed: 1), 1, "no usable entries in the manifests"),
         (WarmEnding(uniqueCount: 0, hadProblems: true, failed: 1, reportWriteFailed: true), 1, "no usable entries in the manifests"),
-        (WarmEnding(signal: SIGINT, uniqueCount: 10, done: 4, total: 10), 130, "interrupted by SIGINT; 4 of 10 entries done"),
+        (WarmEnding(signal: SIGINT, uniqueCount: 10, done: 4, total: 10), 130, "interrupted by SIGINT; 4 of 10 entries done, 6 not started or cut short (skipped)"),
+        (WarmEnding(signal: SIGINT, uniqueCount: 1, done: 1, total: 1), 130, "interrupted by SIGINT; 1 of 1 entry done"),
         (WarmEnding(signal: SIGTERM, uniqueCount: 0, failed: 9, done: 0, total: 0), 143, "interrupted by SIGTERM; 0 of 0 entries done"),
         // A fatal cache error outranks a signal.
         (WarmEnding(fatal: diskFull, signal: SIGINT, uniqueCount: 10, failed: 1), 3,

@@ -22,7 +22,7 @@
 # IMGWARM_ARGS, extra `warm` options (e.g. --header for a private CDN).
 set -euo pipefail
 if [ $# -lt 3 ]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2   # the comment block above
   exit 2
 fi
 manifest="$1" out="$2" layout="$3" max_size="${4:-250MiB}"

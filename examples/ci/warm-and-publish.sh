@@ -20,7 +20,7 @@
 # --shard K/N, --max-failures N, ...).
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2   # the comment block above
   exit 2
 fi
 out="$1"

@@ -21,7 +21,7 @@
 # IMGWARM_ARGS, extra `warm` options.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2   # the comment block above
   exit 2
 fi
 manifest="$1" out="$2" max_objects="${3:-200}"

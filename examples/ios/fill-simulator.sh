@@ -20,7 +20,7 @@
 # place, see the recipe); IMGWARM_ARGS, extra `warm` options.
 set -euo pipefail
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&2   # the comment block above
   exit 2
 fi
 container="$1" manifest="$2" layout="${3:-sdwebimage}"

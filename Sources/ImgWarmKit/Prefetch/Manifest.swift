@@ -180,6 +180,11 @@ public struct ManifestReader {
         var url: String
         var key: String?
         var priority: RequestPriority?
+        // A JSON array (or a line of one written out over several lines):
+        // the most common wrong guess at the format.
+        if let first = line.first, first == UInt8(ascii: "[") || first == UInt8(ascii: "]") || first == UInt8(ascii: "\"") {
+            return problem("looks like a JSON array: a manifest holds one URL or one JSON object ({\"url\": ...}) per line")
+        }
         if line.first == UInt8(ascii: "{") {
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
                 return problem("invalid JSON object")

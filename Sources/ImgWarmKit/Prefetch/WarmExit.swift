@@ -75,7 +75,8 @@ public struct WarmExit: Equatable, Sendable {
         }
         if let sig = e.signal {
             return WarmExit(status: 128 + sig, message:
-                "interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(e.done) of \(e.total) entries done")
+                "interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); \(e.done) of \(e.total) \(e.total == 1 ? "entry" : "entries") done"
+                    + (e.done < e.total ? ", \(e.total - e.done) not started or cut short (skipped)" : ""))
         }
         // A generated manifest may be empty: nothing to do is no error. A
         // shard may get nothing of a small manifest.

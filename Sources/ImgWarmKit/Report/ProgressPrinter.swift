@@ -182,7 +182,7 @@ public final class ProgressPrinter: @unchecked Sendable {
             if o == .blocked { name = "blocked (failed before: --retry-failed fetches them)" }
             return "\(s[o]) \(name)"
         }
-        lines.append((dryRun ? "dry run: " : "") + "\(s.total) entries: " + (counts.isEmpty ? "nothing to do" : counts.joined(separator: ", ")))
+        lines.append((dryRun ? "dry run: " : "") + "\(s.total) \(s.total == 1 ? "entry" : "entries"): " + (counts.isEmpty ? "nothing to do" : counts.joined(separator: ", ")))
         if !s.errors.isEmpty {
             lines.append("errors: " + s.errors.sorted { $0.key.rawValue < $1.key.rawValue }
                 .map { "\($0.value) \($0.key.name ?? "")" }.joined(separator: ", "))
@@ -198,6 +198,29 @@ public final class ProgressPrinter: @unchecked Sendable {
 }
 
 extension ProgressPrinter {
+    /// The summary's last line: where the details are (the report) and,
+    /// when entries failed or stayed blocked, the command that lists the
+    /// failed URLs. Nil when there is nothing to point to.
+    /// `cacheArguments`: the `--cache`/`--layout` of the run, so that the
+    /// command shown reads the same cache.
+    public static func whereToLook(report: String?, failed: Int, dryRun: Bool, cacheArguments: [String] = []) -> String? {
+        var parts: [String] = []
+        if let report { parts.append("report: \(report)") }
+        if failed > 0 && !dryRun {
+            parts.append((["failed URLs: imgwarm cache failed"] + cacheArguments.map(shellQuoted)).joined(separator: " "))
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    /// A word as a POSIX shell reads it back: as is when it holds only
+    /// characters no shell treats specially, else in single quotes.
+    static func shellQuoted(_ word: String) -> String {
+        let plain = word.unicodeScalars.allSatisfy { c in
+            c.properties.isAlphabetic || ("0"..."9").contains(c) || "-_./=:,+@%".unicodeScalars.contains(c)
+        }
+        return plain && !word.isEmpty ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     /// What `warm -v` adds to a downloaded entry's line:
     /// ` (webp 300x200, 5 frames, image/webp, Vary: Accept)`. `Vary: Accept`
     /// is named because the app, sending its own Accept header, may get

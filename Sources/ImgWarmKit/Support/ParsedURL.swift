@@ -40,6 +40,25 @@ public struct ParsedURL: Sendable, Equatable {
         public let reason: String
     }
 
+    /// Whether `bytes` start with `scheme:` as RFC 3986 writes it (a
+    /// letter, then letters, digits, `+`, `-` or `.`); a host name with a
+    /// dot before the colon (`cdn.example.com:8080/a.png`) or a port
+    /// after it (`localhost:8080/a.png`) is a URL written without its
+    /// scheme, not a scheme of its own.
+    static func hasScheme(_ bytes: [UInt8]) -> Bool {
+        guard let first = bytes.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first | 0x20) else { return false }
+        for (i, c) in bytes.enumerated().dropFirst() {
+            if c == UInt8(ascii: ":") {
+                return !(i + 1 < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[i + 1]))
+            }
+            let lower = c | 0x20
+            let isSchemeChar = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")
+            if !isSchemeChar { return false }
+        }
+        return false
+    }
+
     /// Parses a manifest URL: http or https, a host, and nothing that
     /// Foundation or libcurl refuses.
     public static func parse(_ text: String) -> Result<ParsedURL, Problem> {
@@ -51,6 +70,9 @@ public struct ParsedURL: Sendable, Equatable {
         let bytes = Array(text.utf8)
         if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             return .failure(Problem(reason: "URL contains a control character"))
+        }
+        if !hasScheme(bytes) {
+            return .failure(Problem(reason: "no scheme (a manifest line starts with the whole URL, e.g. https://cdn.example.com/img/1.png)"))
         }
         let absolute: String
         if let syntax = URISyntax.parse(bytes) {
