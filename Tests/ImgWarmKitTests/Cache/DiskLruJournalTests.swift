@@ -70,4 +70,22 @@ import Testing
         #expect(DiskLruJournal.evictions(c, limit: 1, keep: { _ in false }).map(\.key) == ["j"])
         #expect(DiskLruJournal.evictions(c, limit: 1, keep: { $0 == "j" }).isEmpty)
     }
+
+    /// CR LF line ends: the libraries' `StrictLineReader.readLine` drops a
+    /// '\r' before the '\n' (bumptech/glide,
+    /// third_party/disklrucache/src/main/java/com/bumptech/glide/disklrucache/StrictLineReader.java,
+    /// `readLine`: `lineEnd = (i != pos && buf[i - 1] == CR) ? i - 1 : i`),
+    /// so such a journal is the same journal; a '\r' elsewhere stays in its
+    /// line (and is no key).
+    @Test func crlfLineEndsAreTheLibrarysLineEnds() throws {
+        let lf = Self.head1 + "CLEAN k 5\nDIRTY d\nREAD k\nCLEAN j 7\n"
+        let crlf = lf.replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(try Self.glide.parse(Array(crlf.utf8)) == Self.glide.parse(Array(lf.utf8)))
+        let tail = try Self.glide.parse(Array((Self.head1 + "CLEAN k 5\r\nREAD k\r").utf8))
+        #expect(tail.unterminatedTail)
+        #expect(tail.entries["k"]?.lengths == [5])
+        #expect {
+            _ = try Self.glide.parse(Array((Self.head1 + "CLEAN k\r 5\n").utf8))
+        } throws: { ($0 as? DiskLruJournal.Corrupt)?.line == 6 }
+    }
 }

@@ -25,6 +25,17 @@ import Testing
         #expect(IndexTrust.trusts(owner: owner, runningUser: runningUser, folderMode: folderMode, ownerInFolderGroup: member) == trusted)
     }
 
+    /// An index file with a second name (a hard link) in a folder others
+    /// may write: refused, whoever owns it; one name, or a folder only its
+    /// owner may write: the owner rule alone.
+    @Test(arguments: [
+        (UInt(2), UInt32(0o1777), true), (2, 0o0777, true), (2, 0o2775, true), (2, 0o0775, true), (9, 0o2770, true),
+        (2, 0o0755, false), (2, 0o0700, false), (1, 0o1777, false), (1, 0o2775, false), (0, 0o1777, false),
+    ])
+    func linkedIndexFiles(links: UInt, folderMode: UInt32, refused: Bool) {
+        #expect(IndexTrust.refusesLinks(links: links, folderMode: folderMode) == refused)
+    }
+
     /// Membership from the password and group databases: a user is in its
     /// primary group; every supplementary member listed in /etc/group is in
     /// that group; nobody (65534) is not in root's group.

@@ -273,6 +273,39 @@ func refusingCommands(layout: String, cache: String, dir: String) -> [[String]] 
         #expect(!accepted.contains { $0.status == 3 }, "\(accepted.map(\.output))")
     }
 
+    /// A neighbour who may write the cache folder links `journal` to a
+    /// journal of root's elsewhere (a world-writable one: what
+    /// `fs.protected_hardlinks=1` lets them link; any without it): the file
+    /// is root's, but `cache prune`, `cache verify --delete` and `warm`
+    /// exit 3 naming the second name, and the file outside is unchanged (a
+    /// warm appended its DIRTY and CLEAN lines to it). In a folder only
+    /// root may write, the link is root's own doing and is used.
+    @Test(arguments: [mode_t(0o1777), 0o0777, 0o2775])
+    func aJournalLinkedToAFileOutsideIsRefused(mode: mode_t) throws {
+        if geteuid() != 0 { try prerequisiteMissing("a folder of root's with a journal linked into it needs root: the test did not run") }
+        let f = HostileJournalFixture(layout: "glide")
+        defer { f.cleanup() }
+        let outside = f.victim + "/journal"
+        let text = f.headerText + "CLEAN \(HostileJournalFixture.goodKey) 100\n"
+        _ = FileManager.default.createFile(atPath: outside, contents: Data(text.utf8))
+        chmod(outside, 0o666)
+        #expect(link(outside, f.cache + "/journal") == 0)
+        #expect(chown(f.cache, 0, 65534) == 0)
+        #expect(chmod(f.cache, mode) == 0)
+        let before = HostileJournalFixture.snapshot(f.cache)
+        for args in refusingCommands(layout: "glide", cache: f.cache, dir: f.dir) {
+            let r = try runImgwarm(args, as: nil)
+            #expect(r.status == 3, "\(args[0]): \(r.output)")
+            #expect(r.output.contains("\(f.cache)/journal: has 2 names (a hard link"), "\(r.output)")
+            #expect(r.output.split(separator: "\n").count == 1, "\(r.output)")
+            #expect(String(decoding: FileManager.default.contents(atPath: outside) ?? Data(), as: UTF8.self) == text)
+            #expect(HostileJournalFixture.snapshot(f.cache) == before)
+        }
+        #expect(chmod(f.cache, 0o755) == 0)
+        let used = try runImgwarm(["cache", "prune", "--layout", "glide", "--cache", f.cache, "--max-size", "1000"], as: nil)
+        #expect(used.status == 0, "\(used.output)")
+    }
+
     /// uid 65534 runs in a 1777 folder where root's journal lies: refused.
     @Test func rootsJournalIsRefusedToAUserInAStickyFolder() throws {
         let f = HostileJournalFixture(layout: "coil2")

@@ -167,18 +167,20 @@ public struct DiskLruJournal: Sendable, Equatable {
     /// refuses: a key outside the key rule, a negative length, lengths
     /// whose sum (of an entry, or of all entries) overflows 64 bits.
     public func parse(_ bytes: [UInt8]) throws -> Contents {
-        // StrictLineReader: lines end at '\n'; a '\r' before it is dropped.
+        // StrictLineReader: lines end at the byte '\n'; a '\r' before it is
+        // dropped. Split as bytes: as Swift `Character`s, "\r\n" is one
+        // grapheme that equals neither "\n" nor "\r", so a CR LF journal
+        // would read as one line.
         var lines: [Substring] = []
         var contents = Contents()
-        let text = String(decoding: bytes, as: UTF8.self)
-        var rest = Substring(text)
-        while let newline = rest.firstIndex(of: "\n") {
-            var line = rest[..<newline]
-            if line.hasSuffix("\r") { line = line.dropLast() }
-            lines.append(line)
-            rest = rest[rest.index(after: newline)...]
+        var start = bytes.startIndex
+        while let newline = bytes[start...].firstIndex(of: 0x0A) {
+            var end = newline
+            if end > start && bytes[end - 1] == 0x0D { end -= 1 }
+            lines.append(Substring(String(decoding: bytes[start..<end], as: UTF8.self)))
+            start = newline + 1
         }
-        contents.unterminatedTail = !rest.isEmpty
+        contents.unterminatedTail = start < bytes.endIndex
         guard lines.count >= 5 else {
             throw Corrupt(line: lines.count + 1, reason: "the journal ends inside its header (\(lines.count) of 5 lines)")
         }

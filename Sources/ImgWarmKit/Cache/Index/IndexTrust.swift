@@ -52,7 +52,7 @@ enum IndexTrust {
         for name in names {
             var st = stat()
             guard fstatat(folder.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            try require(owner: st.st_uid, name: name, in: folder, directory: directory)
+            try require(owner: st.st_uid, links: UInt(st.st_nlink), name: name, in: folder, directory: directory)
         }
     }
 
@@ -60,17 +60,37 @@ enum IndexTrust {
     static func require(opened fd: Int32, name: String, in folder: FolderHandle, directory: String) throws {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw CacheError(path: directory + "/" + name, reason: "cannot read: \(errnoString(errno))", errno: errno) }
-        try require(owner: st.st_uid, name: name, in: folder, directory: directory)
+        try require(owner: st.st_uid, links: UInt(st.st_nlink), name: name, in: folder, directory: directory)
     }
 
-    private static func require(owner: uid_t, name: String, in folder: FolderHandle, directory: String) throws {
+    /// Whether an index file with `links` names is refused in a folder of
+    /// `folderMode`: in a folder others may write (group or world), one
+    /// with a second name. A neighbour who may write the folder can add a
+    /// name there for a file of this user elsewhere (a hard link: a
+    /// world-writable file under `fs.protected_hardlinks=1`, any file
+    /// without it); the journal appends and SQLite's writes would then
+    /// land in that file, outside the cache. The libraries never link an
+    /// index file.
+    static func refusesLinks(links: UInt, folderMode: UInt32) -> Bool {
+        links > 1 && folderMode & UInt32(S_IWOTH | S_IWGRP) != 0
+    }
+
+    private static func require(owner: uid_t, links: UInt, name: String, in folder: FolderHandle, directory: String) throws {
         let me = geteuid()
-        if owner == me { return }
+        if owner == me && links <= 1 { return }
         var folderStat = stat()
         guard fstat(folder.fd, &folderStat) == 0 else {
             throw CacheError(path: directory, reason: "cannot read the folder's owner and mode: \(errnoString(errno))", errno: errno)
         }
         let mode = UInt32(folderStat.st_mode)
+        if refusesLinks(links: links, folderMode: mode) {
+            throw CacheError(path: directory + "/" + name,
+                             reason: "has \(links) names (a hard link; its other name may be a file outside the cache) "
+                                + "in a folder other users may write (mode \(FolderHandle.octal(mode & 0o7777))); "
+                                + "imgwarm does not act on such an index (nothing read, nothing deleted; remove it)",
+                             errno: EPERM)
+        }
+        if owner == me { return }
         // The group database is read only when the answer depends on it.
         let needsGroup = mode & UInt32(S_IWOTH) == 0 && mode & UInt32(S_IWGRP) != 0 && mode & UInt32(S_ISGID) != 0
         let member = needsGroup && isMember(owner, of: folderStat.st_gid)
