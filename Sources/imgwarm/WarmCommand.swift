@@ -114,7 +114,7 @@ struct WarmCommand: ParsableCommand {
     @Option(name: .customLong("header"), help: ArgumentHelp("Extra request header 'Name: value', or @FILE for the header lines of FILE (values stay out of the process list); sent only to the scheme, host and port of each entry's own URL, never across a redirect to another (repeatable; values are never printed).", valueName: "header"))
     var headers: [String] = []
 
-    @Option(name: .customLong("header-for"), help: ArgumentHelp("A header for one host only: --header-for HOST[:PORT] 'Name: value' (or @FILE), also after a redirect to it; without a port, the scheme's default port (repeatable).", valueName: "host> <header"))
+    @Option(name: .customLong("header-for"), help: ArgumentHelp("A header for one origin only: --header-for https://HOST[:PORT] 'Name: value' (or @FILE), also after a redirect to it; a bare HOST[:PORT] means https, http:// only when written; without a port, the scheme's default port (repeatable).", valueName: "host> <header"))
     var headersFor: [String] = []
 
     @Option(name: .customLong("redact-query"), help: ArgumentHelp("A query parameter whose value is masked in every output, besides the default token and signature names (repeatable; case-insensitive).", valueName: "name"))
@@ -205,7 +205,7 @@ struct WarmCommand: ParsableCommand {
         for h in headers { try rules.addHeader(h) }
         for joined in headersFor {
             guard let (host, header) = RequestHeaderRules.splitPair(joined) else {
-                throw RequestHeaderRules.Problem(description: "--header-for takes two arguments: HOST[:PORT] 'Name: value' (or @FILE)")
+                throw RequestHeaderRules.Problem(description: "--header-for takes two arguments: [https://]HOST[:PORT] 'Name: value' (or @FILE)")
             }
             try rules.addHeader(forHost: host, header)
         }

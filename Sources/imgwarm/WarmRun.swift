@@ -71,6 +71,8 @@ struct WarmRun {
         // -v: each host's limit and rate changes (set before the engine starts).
         let limitLog = LimitLog()
         if c.verbose && !c.quiet { config.onLimitChange = { line in limitLog.print(line) } }
+        let warningLog = LimitLog()
+        config.onWarning = { line in warningLog.print(line) }
         let downloader = c.dryRun ? nil : try Downloader(configuration: config)
         let engine: DownloadEngine = downloader ?? NoNetwork()
         // The kill tests' slow writes (a test-only store) are chosen here,
@@ -85,6 +87,7 @@ struct WarmRun {
             progress.engineStatus = { meter.text(downloader.gauge()) }
         }
         limitLog.sink = { line in progress.printLine("imgwarm: " + line) }
+        warningLog.sink = { line in progress.printLine("imgwarm: " + line) }
         prefetcher.onFailure = { line in progress.printLine("imgwarm: " + line) }
         if c.verbose && !c.quiet {
             let ledger = prefetcher.ledger

@@ -318,9 +318,13 @@ final class RequestHeaders {
     /// Lists of origins that `--header-for` names, keyed by entry-origin
     /// flag and origin. Lives on the engine thread only.
     private var scoped: [String: Lines] = [:]
+    /// Origins already checked for a bare rule's host over http.
+    private var checkedOrigins: Set<String> = []
+    private let onWarning: (@Sendable (String) -> Void)?
 
     init(config: DownloaderConfiguration) {
         rules = config.headerRules
+        onWarning = config.onWarning
         entryOrigin = Self.make(rules.entryOriginLines)
         otherOrigin = Self.make([])
     }
@@ -338,6 +342,11 @@ final class RequestHeaders {
     /// The lines for a request to `origin` (a `ParsedURL.hostKey`; nil when
     /// no rule needs it).
     func lines(origin: String?, isEntryOrigin: Bool) -> Lines {
+        if let origin, checkedOrigins.insert(origin).inserted {
+            for rule in rules.schemeMismatches(origin: origin) {
+                onWarning?(RequestHeaderRules.schemeMismatchWarning(rule: rule))
+            }
+        }
         if let origin, rules.hasScopedLines(origin: origin) {
             let key = (isEntryOrigin ? "e " : "o ") + origin
             if let l = scoped[key] { return l }

@@ -36,6 +36,9 @@ public struct DownloaderConfiguration: Sendable {
     public var loops: Int? = nil
     /// `-v`: a line per host whenever its limit or rate moves (any thread).
     public var onLimitChange: (@Sendable (String) -> Void)? = nil
+    /// Warnings about the run's options met during it (a bare
+    /// `--header-for` host over http), each line once (any thread).
+    public var onWarning: (@Sendable (String) -> Void)? = nil
     /// Whole-request timeout per attempt, seconds.
     public var timeout: Double = 15
     public var connectTimeout: Double = 10
