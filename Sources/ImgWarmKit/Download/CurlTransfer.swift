@@ -40,6 +40,13 @@ final class CurlTransfer {
     private(set) var redirectsFollowed = 0
     /// When this attempt started (its timeout covers every hop).
     private let startedAt = CurlEventLoop.now()
+    /// Nanoseconds the attempt waited off the network for a local limit
+    /// (a redirect hop's host rate): not the server's time, so not counted
+    /// toward `--timeout`.
+    private var waitedLocally: UInt64 = 0
+
+    /// Time spent waiting for a local limit, kept out of the timeout.
+    func waited(nanoseconds: UInt64) { waitedLocally += nanoseconds }
 
     /// --limit-rate's parts on one engine thread.
     final class Bandwidth {
@@ -155,7 +162,7 @@ final class CurlTransfer {
         errorBodyDropped = false
         errorBuffer[0] = 0
         let origin = ParsedURL.hostKey(of: url)
-        let spent = Double(CurlEventLoop.now() - startedAt) / 1e9
+        let spent = Double(CurlEventLoop.now() - startedAt - min(waitedLocally, CurlEventLoop.now() - startedAt)) / 1e9
         imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, Self.milliseconds(max(config.timeout - spent, 0.001)))
         setRequest(url: url, origin: origin, isEntryOrigin: origin == job.hostKey)
     }
