@@ -38,6 +38,15 @@ struct SecretsTests {
         ("http://h/x", "http://h/x"),
         // a cache key that is no URL: the query rule still applies
         ("avatar@2x?token=1", "avatar@2x?token=***"),
+        // path parameters (RFC 3986 section 3.3), up to the next ; / ? #
+        ("https://h/a;token=T1/b.png", "https://h/a;token=***/b.png"),
+        ("https://h/a.png;jsessionid=J;Signature=S?w=1", "https://h/a.png;jsessionid=J;Signature=***?w=1"),
+        ("https://h/a;w=2/b;x-api-key=K#f", "https://h/a;w=2/b;x-api-key=***#***"),
+        // - and _ alike, any case, a [] suffix, the wider list
+        ("https://h/a?access-token=1&ACCESS_TOKEN=2&Token[]=3&token%5B%5D=4", "https://h/a?access-token=***&ACCESS_TOKEN=***&Token[]=***&token%5B%5D=***"),
+        ("https://h/a?jwt=1&X-Api-Key=2&x_amz_signature=3&id-token=4&session_token=5", "https://h/a?jwt=***&X-Api-Key=***&x_amz_signature=***&id-token=***&session_token=***"),
+        // a ; with nothing listed: unchanged
+        ("https://h/a;v=1/b.png", "https://h/a;v=1/b.png"),
     ])
     func redactionMasksUserinfoFragmentsAndTokenValues(url: String, expected: String) {
         #expect(Redaction.url(url) == expected)
@@ -168,6 +177,21 @@ struct SecretsTests {
             let warning = RequestHeaderRules.schemeMismatchWarning(rule: rule)
             #expect(warning.contains("https://\(rule)") && !warning.contains("Bearer"))
         }
+    }
+
+    /// Manifest words a message quotes: plain short words are shown,
+    /// anything else (a token in the wrong place, a listed name) by its
+    /// length only.
+    @Test(arguments: [
+        ("hihg", "'hihg'"),
+        ("prio", "'prio'"),
+        ("eyJhbGciOiJIUzI1NiJ9.e30.sig", "(28 bytes, not shown: it may be a secret)"),
+        ("X-Amz-Signature", "(15 bytes, not shown: it may be a secret)"),
+        ("a b", "(3 bytes, not shown: it may be a secret)"),
+        ("", "(0 bytes, not shown: it may be a secret)"),
+    ])
+    func manifestWordsAreShownOnlyWhenPlain(word: String, expected: String) {
+        #expect(Redaction.manifestWord(word) == expected)
     }
 
     @Test func headerForHostsMustBeHosts() {

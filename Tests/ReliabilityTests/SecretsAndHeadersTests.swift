@@ -33,8 +33,18 @@ struct SecretsAndHeadersTests {
             "\(base)/img/4.png key=https://cdn.example/x.png?token=KEY-SECRET-10",
             "http://127.0.0.1:\(try TestHTTPServer.closedPort())/a.png?Signature=SIG-SECRET-11",
             "http://bob:PW-SECRET-13@127.0.0.1:\(port)/html?X-Goog-Signature=SIG-SECRET-14",
+            // path parameters and the wider list of names
+            "\(base)/img/5.png;token=PATH-SECRET-15",
+            "\(base)/status/404;jsessionid=1;X-Api-Key=PATH-SECRET-16/x.png",
+            "\(base)/redirect/1/img/9.png;sig=PATH-SECRET-17",
+            "\(base)/status/404?access-token=WIDE-SECRET-18&jwt=WIDE-SECRET-19&token[]=WIDE-SECRET-20&x-api-key=WIDE-SECRET-21",
+            // manifest words echoed in problem lines
+            "\(base)/img/0.png priority=WORD-SECRET-22-eyJhbGciOi",
+            "{\"url\": \"\(base)/img/0.png\", \"WORD-SECRET-23-abcdefgh\": 1}",
+            "\(base)/img/0.png WORD-SECRET-24-stray",
         ]
-        let secrets = ["PW-SECRET", "TOK-SECRET", "SIG-SECRET", "CRED-SECRET", "FRAG-SECRET", "TEN-SECRET", "KEY-SECRET", "HDR-SECRET"]
+        let secrets = ["PW-SECRET", "TOK-SECRET", "SIG-SECRET", "CRED-SECRET", "FRAG-SECRET", "TEN-SECRET", "KEY-SECRET", "HDR-SECRET",
+                       "PATH-SECRET", "WIDE-SECRET", "WORD-SECRET"]
         let manifest = f.writeManifest(lines)
         let report = f.dir + "/r.json", junit = f.dir + "/j.xml", metrics = f.dir + "/m.prom"
         var outputs: [(String, String)] = []
@@ -60,6 +70,8 @@ struct SecretsAndHeadersTests {
         #expect(rows[1]["url"] as? String == "\(base)/img/1.png?token=***&w=200")
         #expect(rows[7]["key"] as? String == "https://cdn.example/x.png?token=***")
         #expect(rows[3]["url"] as? String == "\(base)/img/2.png#***")
+        #expect(rows.contains { $0["url"] as? String == "\(base)/img/5.png;token=***" }, "\(rows)")
+        #expect(first.stderr.components(separatedBy: "not shown: it may be a secret").count - 1 == 3, "\(first.stderr)")
 
         // Blocked on the next run: the digest still matches the manifest URL.
         let second = try BinaryRunner.run(["warm"] + common + ["-v"])
