@@ -105,6 +105,9 @@ struct WarmCommand: ParsableCommand {
     @Option(name: .customLong("decode-memory"), help: ArgumentHelp("Memory all decoders may hold at once, estimated from each image's header; an image waits for its share, one over the whole fails as too-large. [default: a quarter of the cgroup's memory limit or of RAM, at most 1GiB]", valueName: "size"), transform: Parse.size)
     var decodeMemory: UInt64?
 
+    @Option(name: .customLong("memory"), help: ArgumentHelp("Memory the bodies in flight and the decoders may hold together; a transfer pauses while bodies fill what --decode-memory leaves. [default: half the cgroup's memory limit or of RAM, at most 2GiB]", valueName: "size"), transform: Parse.size)
+    var memory: UInt64?
+
     @Flag(name: .customLong("no-validate"), help: "Store without decoding (the data must still look like an image).")
     var noValidate = false
 
@@ -184,6 +187,10 @@ struct WarmCommand: ParsableCommand {
         if !(connectTimeout > 0) { throw ValidationError("--connect-timeout must be positive") }
         if maxPixels < 1 { throw ValidationError("--max-pixels must be at least 1") }
         if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
+        if memory == 0 { throw ValidationError("--memory must be at least 1 byte") }
+        if let memory, let decodeMemory, decodeMemory > memory {
+            throw ValidationError("--decode-memory (\(decodeMemory) bytes) must not exceed --memory (\(memory) bytes): the decoders' share is part of it")
+        }
         if maxFailures < 0 { throw ValidationError("--max-failures must be 0 or more") }
         if shard != nil && shards != nil { throw ValidationError("use either --shard K/N or --shards N") }
         // Header arguments are read (files too) and checked here, so a bad

@@ -56,7 +56,9 @@ struct WarmRun {
         options.refresh = c.refresh
         options.retryFailed = c.retryFailed
         options.validation.maxPixels = c.maxPixels
-        options.validation.decodeMemory = DecodeMemoryGate(limit: c.decodeMemory ?? DecodeMemoryDefault.current())
+        let budget = RunMemory.split(memory: c.memory, decodeMemory: c.decodeMemory, defaultDecodeMemory: DecodeMemoryDefault.current())
+        options.validation.decodeMemory = DecodeMemoryGate(limit: budget.decoders)
+        config.bodyMemory = BodyMemory(limit: Int(clamping: budget.bodies))
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun

@@ -25,6 +25,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// (still in `transfers`) until `due` (monotonic nanoseconds).
     private var parkedHops: [(transfer: CurlTransfer, url: String, parkedAt: UInt64, due: UInt64)] = []
     private let bandwidth: CurlTransfer.Bandwidth?
+    private let memoryPauses = CurlTransfer.MemoryPauses()
     private var retries = RetryTimers()
     private let policy: RetryPolicy
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -118,6 +119,7 @@ final class CurlEventLoop: @unchecked Sendable {
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
             resumePaused()
+            resumeMemoryPaused()
             // Slots freed above: start the next transfers before sleeping
             // (curl then returns from poll at once to drive them).
             startTransfers()
@@ -195,7 +197,8 @@ final class CurlEventLoop: @unchecked Sendable {
             job.attempts += 1
             if job.firstStart == nil { job.firstStart = Self.now() }
             let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes, headers: headers,
-                                        startedSeconds: Self.seconds(), bandwidth: bandwidth)
+                                        startedSeconds: Self.seconds(), bandwidth: bandwidth,
+                                        memory: config.bodyMemory, memoryPauses: memoryPauses)
             transfer.configure(config, fresh: fresh)
             let added = curl_multi_add_handle(multi, handle)
             guard added == CURLM_OK else {
@@ -325,6 +328,23 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
+    /// --memory: transfers paused for want of it go on once bodies were
+    /// released (or when one became the oldest holder, which may always grow).
+    private func resumeMemoryPaused() {
+        guard !memoryPauses.paused.isEmpty else { return }
+        let waiting = memoryPauses.paused
+        memoryPauses.paused = []
+        for transfer in waiting {
+            guard transfers[transfer.handle] === transfer else { continue }
+            guard transfer.mayResumeForMemory else {
+                memoryPauses.paused.append(transfer)
+                continue
+            }
+            transfer.resumingAfterMemoryPause()
+            imgwarm_easy_resume(transfer.handle)
+        }
+    }
+
     /// Completes the job, or schedules its next attempt.
     private func resolve(_ job: DownloadJob, _ outcome: AttemptOutcome) {
         switch outcome {
@@ -385,6 +405,7 @@ final class CurlEventLoop: @unchecked Sendable {
         // Frees the transfers' buffers, now that no handle points at them.
         transfers = [:]
         parkedHops = []
+        memoryPauses.paused = []
         bandwidth?.paused = []
         inFlight = 0
         slots.removeAll()
@@ -427,6 +448,8 @@ final class CurlEventLoop: @unchecked Sendable {
         if let due = retries.nextDue { ms = min(ms, until(due)) }
         if let due = hostWakeups.values.min() { ms = min(ms, until(due)) }
         if let due = parkedHops.map(\.due).min() { ms = min(ms, until(due)) }
+        // Bodies are released on other threads: look again soon.
+        if !memoryPauses.paused.isEmpty { ms = min(ms, 5) }
         if let bandwidth, !bandwidth.paused.isEmpty, let wait = traffic.secondsUntilBytes(now: Self.seconds()) {
             ms = min(ms, UInt64((wait * 1000).rounded(.up)))
         }

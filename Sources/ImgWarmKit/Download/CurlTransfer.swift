@@ -48,6 +48,35 @@ final class CurlTransfer {
     /// Time spent waiting for a local limit, kept out of the timeout.
     func waited(nanoseconds: UInt64) { waitedLocally += nanoseconds }
 
+    /// `--memory`: this attempt's share of the bodies' budget, and the
+    /// engine thread's list of transfers paused for want of it.
+    private let charge: BodyMemory.Charge?
+    private let memoryPauses: MemoryPauses?
+    /// The timeout of the request in flight, milliseconds (a pause for
+    /// memory lengthens it by the time paused: a local wait, not the
+    /// server's).
+    private var requestTimeoutMs = 0
+    private var memoryPausedAt: UInt64?
+
+    /// Transfers of one engine thread paused by `BodyMemory`.
+    final class MemoryPauses {
+        var paused: [CurlTransfer] = []
+    }
+
+    /// Whether a transfer paused for memory may go on now.
+    var mayResumeForMemory: Bool { charge?.mayGrow ?? true }
+
+    /// Before resuming a transfer paused for memory: the time paused goes
+    /// onto its timeout.
+    func resumingAfterMemoryPause() {
+        guard let at = memoryPausedAt else { return }
+        memoryPausedAt = nil
+        let paused = CurlEventLoop.now() - at
+        waitedLocally += paused
+        requestTimeoutMs += Int(paused / 1_000_000)
+        imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
+    }
+
     /// --limit-rate's parts on one engine thread.
     final class Bandwidth {
         let traffic: HostTraffic
@@ -56,8 +85,10 @@ final class CurlTransfer {
     }
 
     init(job: DownloadJob, handle: UnsafeMutableRawPointer, maxBodyBytes: Int, headers: RequestHeaders,
-         startedSeconds: Double, bandwidth: Bandwidth?) {
+         startedSeconds: Double, bandwidth: Bandwidth?, memory: BodyMemory? = nil, memoryPauses: MemoryPauses? = nil) {
         self.job = job
+        charge = memory?.charge()
+        self.memoryPauses = memory == nil ? nil : memoryPauses
         self.handle = handle
         self.maxBodyBytes = maxBodyBytes
         self.headers = headers
@@ -107,7 +138,8 @@ final class CurlTransfer {
             imgwarm_easy_setopt_datacb(h, CURLOPT_WRITEFUNCTION, curlTransferWrite)
         }
         // Every time: a redirect shortens it on this handle (`follow`).
-        imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(config.timeout))
+        requestTimeoutMs = Self.milliseconds(config.timeout)
+        imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
         imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
         imgwarm_easy_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
         setRequest(url: job.url, origin: headers.needsOrigin ? job.hostKey : nil, isEntryOrigin: true)
@@ -155,6 +187,7 @@ final class CurlTransfer {
     func follow(_ url: String, config: DownloaderConfiguration) {
         redirectsFollowed += 1
         body = []
+        charge?.reset()
         received = 0
         bodyStatus = 0
         keepBody = false
@@ -163,7 +196,8 @@ final class CurlTransfer {
         errorBuffer[0] = 0
         let origin = ParsedURL.hostKey(of: url)
         let spent = Double(CurlEventLoop.now() - startedAt - min(waitedLocally, CurlEventLoop.now() - startedAt)) / 1e9
-        imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, Self.milliseconds(max(config.timeout - spent, 0.001)))
+        requestTimeoutMs = Self.milliseconds(max(config.timeout - spent, 0.001))
+        imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
         setRequest(url: url, origin: origin, isEntryOrigin: origin == job.hostKey)
     }
 
@@ -197,10 +231,27 @@ final class CurlTransfer {
             bodyStatus = status
             received = 0
             body = []
+            charge?.reset()
             keepBody = (200..<300).contains(status)
             var length: curl_off_t = -1
             imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
-            if keepBody, length > 0 { body.reserveCapacity(Int(min(curl_off_t(maxBodyBytes), length))) }
+            if keepBody, length > 0 {
+                let capacity = Int(min(curl_off_t(maxBodyBytes), length))
+                // Without room in the budget the buffer grows as bytes come.
+                if charge?.grow(to: capacity) ?? true { body.reserveCapacity(capacity) }
+            }
+        }
+        // --memory: the buffer's growth is charged before it happens; when
+        // it does not fit, curl keeps these bytes and hands them over again
+        // on resume (nothing is counted as received yet).
+        if keepBody, let charge, body.count + count > body.capacity, received + count <= maxBodyBytes {
+            let capacity = min(max(body.count + count, body.capacity * 2), maxBodyBytes)
+            if !charge.grow(to: capacity) {
+                if memoryPausedAt == nil { memoryPausedAt = CurlEventLoop.now() }
+                memoryPauses?.paused.append(self)
+                return imgwarm_writefunc_pause()
+            }
+            body.reserveCapacity(capacity)
         }
         received += count
         guard keepBody else {
@@ -214,6 +265,7 @@ final class CurlTransfer {
             // Too large: stop now, and keep none of it.
             bodyLimitHit = true
             body = []
+            charge?.reset()
             return 0
         }
         if count > 0, let data {
@@ -247,6 +299,8 @@ final class CurlTransfer {
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
             body = []
             var withFreshness = response
+            // The body's share of --memory goes with it.
+            withFreshness.bodyCharge = verdict == .success ? charge : nil
             withFreshness.cacheControl = header("Cache-Control")
             withFreshness.expires = header("Expires")
             withFreshness.date = header("Date")
@@ -254,6 +308,7 @@ final class CurlTransfer {
             return verdict == .success ? .success(withFreshness) : .notModified(withFreshness)
         case .failure(let errorClass, let transient):
             body = []
+            charge?.reset()
             return .failure(AttemptFailure(
                 errorClass: errorClass, status: status > 0 ? status : nil,
                 message: AttemptClassifier.message(facts),

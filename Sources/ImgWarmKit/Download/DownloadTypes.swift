@@ -58,6 +58,9 @@ public struct DownloaderConfiguration: Sendable {
         get { headerRules.entryOriginLines }
         set { headerRules.entryOriginLines = newValue }
     }
+    /// `--memory`: the budget of the bodies in flight and waiting for a
+    /// decoder (nil: none).
+    public var bodyMemory: BodyMemory? = nil
     /// Accept invalid TLS certificates.
     public var insecure: Bool = false
     /// Follow a redirect from https to http (refused by default: the app,
@@ -118,6 +121,9 @@ public struct DownloadResponse: Sendable {
     public var vary: String?
     /// URL after redirects.
     public var effectiveURL: String?
+    /// The body's share of `--memory`, released when the last copy of the
+    /// response is dropped.
+    public var bodyCharge: BodyMemory.Charge?
     /// The freshness headers an Android/Flutter layout keeps (Coil 3's
     /// metadata, flutter's validTill); nil when absent.
     public var cacheControl: String?
