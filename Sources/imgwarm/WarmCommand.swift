@@ -110,6 +110,9 @@ struct WarmCommand: ParsableCommand {
     @Option(name: .customLong("decode-timeout"), help: ArgumentHelp("CPU time one image's decoder may take (e.g. 10s, 1m); an image stopped by it fails as too-complex, kept off the failed-URL list. [default: 10s]", valueName: "duration"), transform: Parse.duration)
     var decodeTimeout: Double = ValidationOptions.defaultDecodeTimeout
 
+    @Option(name: .customLong("memory"), help: ArgumentHelp("Memory the bodies in flight and the decoders may hold together; a transfer pauses while bodies fill what --decode-memory leaves. [default: half the cgroup's memory limit or of RAM, at most 2GiB]", valueName: "size"), transform: Parse.size)
+    var memory: UInt64?
+
     @Flag(name: .customLong("no-validate"), help: "Store without decoding (the data must still look like an image).")
     var noValidate = false
 
@@ -119,7 +122,7 @@ struct WarmCommand: ParsableCommand {
     @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("Extra request header 'Name: value', or @FILE for the header lines of FILE (values stay out of the process list); sent only to the scheme, host and port of each entry's own URL, never across a redirect to another (repeatable; values are never printed).", valueName: "header"))
     var headers: [String] = []
 
-    @Option(name: .customLong("header-for"), help: ArgumentHelp("A header for one host only: --header-for HOST[:PORT] 'Name: value' (or @FILE), also after a redirect to it; without a port, the scheme's default port (repeatable).", valueName: "host> <header"))
+    @Option(name: .customLong("header-for"), help: ArgumentHelp("A header for one origin only: --header-for https://HOST[:PORT] 'Name: value' (or @FILE), also after a redirect to it; a bare HOST[:PORT] means https, http:// only when written; without a port, the scheme's default port (repeatable).", valueName: "host> <header"))
     var headersFor: [String] = []
 
     @Option(name: .customLong("redact-query"), help: ArgumentHelp("A query parameter whose value is masked in every output, besides the default token and signature names (repeatable; case-insensitive).", valueName: "name"))
@@ -195,6 +198,10 @@ struct WarmCommand: ParsableCommand {
         if maxPixels < 1 { throw ValidationError("--max-pixels must be at least 1") }
         if decodeMemory == 0 { throw ValidationError("--decode-memory must be at least 1 byte") }
         if !(decodeTimeout > 0) { throw ValidationError("--decode-timeout must be positive") }
+        if memory == 0 { throw ValidationError("--memory must be at least 1 byte") }
+        if let memory, let decodeMemory, decodeMemory > memory {
+            throw ValidationError("--decode-memory (\(decodeMemory) bytes) must not exceed --memory (\(memory) bytes): the decoders' share is part of it")
+        }
         if maxFailures < 0 { throw ValidationError("--max-failures must be 0 or more") }
         if shard != nil && shards != nil { throw ValidationError("use either --shard K/N or --shards N") }
         // Output files are checked before the first request: a typo in a
@@ -224,7 +231,7 @@ struct WarmCommand: ParsableCommand {
         for h in headers { try rules.addHeader(h) }
         for joined in headersFor {
             guard let (host, header) = RequestHeaderRules.splitPair(joined) else {
-                throw RequestHeaderRules.Problem(description: "--header-for takes two arguments: HOST[:PORT] 'Name: value' (or @FILE)")
+                throw RequestHeaderRules.Problem(description: "--header-for takes two arguments: [https://]HOST[:PORT] 'Name: value' (or @FILE)")
             }
             try rules.addHeader(forHost: host, header)
         }

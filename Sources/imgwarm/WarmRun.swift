@@ -69,7 +69,9 @@ struct WarmRun {
         // --retry-from names entries that failed: fetching them is its point.
         options.retryFailed = c.retryFailed || !c.retryFrom.isEmpty
         options.validation.maxPixels = c.maxPixels
-        options.validation.decodeMemory = DecodeMemoryGate(limit: c.decodeMemory ?? DecodeMemoryDefault.current())
+        let budget = RunMemory.split(memory: c.memory, decodeMemory: c.decodeMemory, defaultDecodeMemory: DecodeMemoryDefault.current())
+        options.validation.decodeMemory = DecodeMemoryGate(limit: budget.decoders)
+        config.bodyMemory = BodyMemory(limit: Int(clamping: budget.bodies))
         options.validation.decodeTimeout = c.decodeTimeout
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
@@ -85,6 +87,8 @@ struct WarmRun {
         // -v: each host's limit and rate changes (set before the engine starts).
         let limitLog = LimitLog()
         if c.verbose && !c.quiet { config.onLimitChange = { line in limitLog.print(line) } }
+        let warningLog = LimitLog()
+        config.onWarning = { line in warningLog.print(line) }
         let downloader = c.dryRun ? nil : try Downloader(configuration: config)
         let engine: DownloadEngine = downloader ?? NoNetwork()
         // The kill tests' slow writes (a test-only store) are chosen here,
@@ -99,6 +103,7 @@ struct WarmRun {
             progress.engineStatus = { meter.text(downloader.gauge()) }
         }
         limitLog.sink = { line in progress.printLine("imgwarm: " + line) }
+        warningLog.sink = { line in progress.printLine("imgwarm: " + line) }
         prefetcher.onFailure = { line in progress.printLine("imgwarm: " + line) }
         if c.verbose && !c.quiet {
             let ledger = prefetcher.ledger

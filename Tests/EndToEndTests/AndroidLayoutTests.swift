@@ -264,6 +264,40 @@ import TestSupport
         #expect(verify.status == 0 && verify.stdout.contains("checked 11 files"), "\(verify.stdout)")
     }
 
+    /// flutter keeps the URL in its database (the key is the URL): a URL
+    /// with userinfo is refused unless `key=` gives the app's key, and then
+    /// the `url` column holds the URL without its userinfo. A signed URL's
+    /// token stays (the app looks the row up by it).
+    @Test(.needsTools("python3", for: "reading the database with Python's sqlite3"))
+    func flutterRefusesUserinfoUnlessKeyed() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(3)
+        let port = f.server.port
+        let manifest = f.writeManifest([
+            "http://alice:PW-SECRET-1@127.0.0.1:\(port)/img/0.png",
+            "http://bob:PW-SECRET-2@127.0.0.1:\(port)/img/1.png key=app-key-1",
+            urls[2] + "?X-Amz-Signature=SIGNED",
+        ])
+        let report = f.dir + "/r.json"
+        let r = try f.warm([manifest, "--layout", "flutter", "--report", report])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("give the app's key with key="), "\(r.stderr)")
+        let rows = try f.report(report).entries
+        #expect(rows[0]["outcome"] as? String == "failed" && rows[0]["error"] as? String == "invalid-url", "\(rows[0])")
+        #expect(rows[1]["outcome"] as? String == "downloaded" && rows[2]["outcome"] as? String == "downloaded", "\(rows)")
+        #expect(f.server.requestCount(path: "/img/0.png") == 0)
+        let db = try Self.flutterRows(f.cache)
+        #expect(db.count == 2)
+        let keyed = try #require(db.first { $0.key == "app-key-1" })
+        #expect(keyed.url == "http://127.0.0.1:\(port)/img/1.png", "\(keyed.url)")
+        #expect(db.contains { $0.key == urls[2] + "?X-Amz-Signature=SIGNED" && $0.url == $0.key })
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: f.cache + "/libCachedImageData.db"))
+        #expect(bytes.range(of: Data("PW-SECRET".utf8)) == nil)
+        // Not a failure of the URL: it is not on the failed-URL list.
+        let failed = try BinaryRunner.run(["cache", "failed", "--cache", f.cache, "--layout", "flutter"])
+        #expect(!failed.stdout.contains("img/0.png"), "\(failed.stdout)")
+    }
+
     struct FlutterRow: Sendable {
         var id: Int
         var url: String

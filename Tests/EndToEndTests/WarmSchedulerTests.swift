@@ -53,6 +53,30 @@ struct WarmSchedulerTests {
         }
     }
 
+    /// `--rate HOST=` counts the host each request goes to: entries on
+    /// `localhost` that redirect to `127.0.0.1` reach it at 1 a second
+    /// (the bucket's burst is one request). The wait for the token is not the server's time: with
+    /// `--timeout 2` the last hop, waiting about 5 s, still succeeds.
+    @Test func requestRateCountsTheHostARedirectGoesTo() throws {
+        let f = try WarmFixture()
+        let n = 6
+        let urls = serve(f, n, route: "").map { target in
+            "http://localhost:\(f.server.port)/redirect-to?url="
+                + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        }
+        let r = try f.warm([f.writeManifest(urls), "--rate", "127.0.0.1=1/s", "--timeout", "2", "--retries", "0"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let log = f.server.requestLog()
+        let times = f.server.requestTimes()
+        try #require(log.count == times.count)
+        let hops = zip(log, times).filter { $0.0.hasPrefix("/img/") }.map(\.1)
+        let redirects = zip(log, times).filter { $0.0.hasPrefix("/redirect-to") }.map(\.1)
+        try #require(hops.count == n && redirects.count == n, "\(log)")
+        // n requests at 1/s with a burst of one: the last at least n - 1
+        // seconds after the first (a little clock slack).
+        #expect(hops.last! - hops.first! >= Double(n - 1) * 0.98, "\(hops)")
+    }
+
     /// `--limit-rate 500k` (500 KiB, as curl reads it): 2.4 MB in about
     /// 4.7 s, the bytes a second of the whole run within 5%.
     @Test func bandwidthCapHoldsWithinFivePercent() throws {

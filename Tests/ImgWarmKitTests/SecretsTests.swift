@@ -38,6 +38,15 @@ struct SecretsTests {
         ("http://h/x", "http://h/x"),
         // a cache key that is no URL: the query rule still applies
         ("avatar@2x?token=1", "avatar@2x?token=***"),
+        // path parameters (RFC 3986 section 3.3), up to the next ; / ? #
+        ("https://h/a;token=T1/b.png", "https://h/a;token=***/b.png"),
+        ("https://h/a.png;jsessionid=J;Signature=S?w=1", "https://h/a.png;jsessionid=J;Signature=***?w=1"),
+        ("https://h/a;w=2/b;x-api-key=K#f", "https://h/a;w=2/b;x-api-key=***#***"),
+        // - and _ alike, any case, a [] suffix, the wider list
+        ("https://h/a?access-token=1&ACCESS_TOKEN=2&Token[]=3&token%5B%5D=4", "https://h/a?access-token=***&ACCESS_TOKEN=***&Token[]=***&token%5B%5D=***"),
+        ("https://h/a?jwt=1&X-Api-Key=2&x_amz_signature=3&id-token=4&session_token=5", "https://h/a?jwt=***&X-Api-Key=***&x_amz_signature=***&id-token=***&session_token=***"),
+        // a ; with nothing listed: unchanged
+        ("https://h/a;v=1/b.png", "https://h/a;v=1/b.png"),
     ])
     func redactionMasksUserinfoFragmentsAndTokenValues(url: String, expected: String) {
         #expect(Redaction.url(url) == expected)
@@ -113,32 +122,81 @@ struct SecretsTests {
     }
 
     /// Which request gets which header: `--header` only the entry URL's
-    /// origin; `--header-for` its host, at its port (or the scheme's
-    /// default port), wherever the request comes from.
+    /// origin; `--header-for` its origin (scheme, host and port; a bare
+    /// HOST means https; without a port the scheme's default port),
+    /// wherever the request comes from.
     @Test(arguments: [
         ("http://127.0.0.1:8080", true, ["X-All: 1", "X-A: a"]),
         ("http://127.0.0.1:8080", false, ["X-A: a"]),
+        ("https://127.0.0.1:8080", false, []),
         ("http://127.0.0.1:8081", true, ["X-All: 1"]),
         ("http://127.0.0.1:8081", false, []),
         ("https://cdn.example.com:443", false, ["X-Cdn: c"]),
-        ("http://cdn.example.com:80", false, ["X-Cdn: c"]),
+        ("http://cdn.example.com:80", false, []),
+        ("http://cdn.example.com:443", false, []),
         ("https://cdn.example.com:8443", false, []),
         ("https://evil.example.com:443", true, ["X-All: 1"]),
         ("https://[::1]:9000", false, ["X-Six: 6"]),
+        ("http://[::1]:9000", false, []),
+        ("https://tls.example.com:443", false, ["X-Tls: t"]),
+        ("http://plain.example.com:80", false, ["X-Plain: p"]),
+        ("https://plain.example.com:443", false, []),
     ])
     func headerRulesChooseLinesByOrigin(origin: String, isEntryOrigin: Bool, expected: [String]) throws {
         var rules = RequestHeaderRules()
         try rules.addHeader("X-All: 1")
-        try rules.addHeader(forHost: "127.0.0.1:8080", "X-A: a")
+        try rules.addHeader(forHost: "http://127.0.0.1:8080", "X-A: a")
         try rules.addHeader(forHost: "cdn.example.com", "X-Cdn: c")
         try rules.addHeader(forHost: "[::1]:9000", "X-Six: 6")
+        try rules.addHeader(forHost: "HTTPS://TLS.example.com/", "X-Tls: t")
+        try rules.addHeader(forHost: "http://plain.example.com", "X-Plain: p")
         #expect(rules.lines(origin: origin, isEntryOrigin: isEntryOrigin) == expected)
         #expect(rules.hasScopedLines(origin: origin) == expected.contains { $0 != "X-All: 1" })
     }
 
+    /// A bare rule's host met over http: named once (its header is not
+    /// sent there); a rule written with a scheme never warns.
+    @Test(arguments: [
+        ("http://cdn.example.com:80", ["cdn.example.com"]),
+        ("http://cdn.example.com:8080", ["cdn.example.com"]),
+        ("https://cdn.example.com:443", []),
+        ("http://127.0.0.1:19004", ["127.0.0.1:19004"]),
+        ("http://127.0.0.1:19005", []),
+        ("http://plain.example.com:80", []),
+        ("http://tls.example.com:80", []),
+    ])
+    func bareRulesMetOverHTTPAreNamed(origin: String, expected: [String]) throws {
+        var rules = RequestHeaderRules()
+        try rules.addHeader(forHost: "cdn.example.com", "X-Cdn: c")
+        try rules.addHeader(forHost: "cdn.example.com", "X-Cdn2: c")
+        try rules.addHeader(forHost: "127.0.0.1:19004", "Authorization: Bearer T")
+        try rules.addHeader(forHost: "http://plain.example.com", "X-Plain: p")
+        try rules.addHeader(forHost: "https://tls.example.com", "X-Tls: t")
+        #expect(rules.schemeMismatches(origin: origin) == expected)
+        for rule in expected {
+            let warning = RequestHeaderRules.schemeMismatchWarning(rule: rule)
+            #expect(warning.contains("https://\(rule)") && !warning.contains("Bearer"))
+        }
+    }
+
+    /// Manifest words a message quotes: plain short words are shown,
+    /// anything else (a token in the wrong place, a listed name) by its
+    /// length only.
+    @Test(arguments: [
+        ("hihg", "'hihg'"),
+        ("prio", "'prio'"),
+        ("eyJhbGciOiJIUzI1NiJ9.e30.sig", "(28 bytes, not shown: it may be a secret)"),
+        ("X-Amz-Signature", "(15 bytes, not shown: it may be a secret)"),
+        ("a b", "(3 bytes, not shown: it may be a secret)"),
+        ("", "(0 bytes, not shown: it may be a secret)"),
+    ])
+    func manifestWordsAreShownOnlyWhenPlain(word: String, expected: String) {
+        #expect(Redaction.manifestWord(word) == expected)
+    }
+
     @Test func headerForHostsMustBeHosts() {
         var rules = RequestHeaderRules()
-        for bad in ["", "h:0", "h:99999", "http://h", "h:1:2", "[::1", "u@h"] {
+        for bad in ["", "h:0", "h:99999", "ftp://h", "https://", "https://h/x", "http://u@h", "h:1:2", "[::1", "u@h"] {
             #expect(throws: RequestHeaderRules.Problem.self, "\(bad)") { try rules.addHeader(forHost: bad, "X: y") }
         }
     }

@@ -33,8 +33,18 @@ struct SecretsAndHeadersTests {
             "\(base)/img/4.png key=https://cdn.example/x.png?token=KEY-SECRET-10",
             "http://127.0.0.1:\(try TestHTTPServer.closedPort())/a.png?Signature=SIG-SECRET-11",
             "http://bob:PW-SECRET-13@127.0.0.1:\(port)/html?X-Goog-Signature=SIG-SECRET-14",
+            // path parameters and the wider list of names
+            "\(base)/img/5.png;token=PATH-SECRET-15",
+            "\(base)/status/404;jsessionid=1;X-Api-Key=PATH-SECRET-16/x.png",
+            "\(base)/redirect/1/img/9.png;sig=PATH-SECRET-17",
+            "\(base)/status/404?access-token=WIDE-SECRET-18&jwt=WIDE-SECRET-19&token[]=WIDE-SECRET-20&x-api-key=WIDE-SECRET-21",
+            // manifest words echoed in problem lines
+            "\(base)/img/0.png priority=WORD-SECRET-22-eyJhbGciOi",
+            "{\"url\": \"\(base)/img/0.png\", \"WORD-SECRET-23-abcdefgh\": 1}",
+            "\(base)/img/0.png WORD-SECRET-24-stray",
         ]
-        let secrets = ["PW-SECRET", "TOK-SECRET", "SIG-SECRET", "CRED-SECRET", "FRAG-SECRET", "TEN-SECRET", "KEY-SECRET", "HDR-SECRET"]
+        let secrets = ["PW-SECRET", "TOK-SECRET", "SIG-SECRET", "CRED-SECRET", "FRAG-SECRET", "TEN-SECRET", "KEY-SECRET", "HDR-SECRET",
+                       "PATH-SECRET", "WIDE-SECRET", "WORD-SECRET"]
         let manifest = f.writeManifest(lines)
         let report = f.dir + "/r.json", junit = f.dir + "/j.xml", metrics = f.dir + "/m.prom"
         var outputs: [(String, String)] = []
@@ -60,6 +70,8 @@ struct SecretsAndHeadersTests {
         #expect(rows[1]["url"] as? String == "\(base)/img/1.png?token=***&w=200")
         #expect(rows[7]["key"] as? String == "https://cdn.example/x.png?token=***")
         #expect(rows[3]["url"] as? String == "\(base)/img/2.png#***")
+        #expect(rows.contains { $0["url"] as? String == "\(base)/img/5.png;token=***" }, "\(rows)")
+        #expect(first.stderr.components(separatedBy: "not shown: it may be a secret").count - 1 == 3, "\(first.stderr)")
 
         // Blocked on the next run: the digest still matches the manifest URL.
         let second = try BinaryRunner.run(["warm"] + common + ["-v"])
@@ -163,9 +175,9 @@ struct SecretsAndHeadersTests {
         try "X-Scoped-File: SCOPED-FILE-VALUE\r\n".write(toFile: scopedFile, atomically: true, encoding: .utf8)
         let r = try f.warm([manifest, "--report", f.dir + "/r.json",
                             "--header", "X-Everywhere: EVERY-VALUE",
-                            "--header-for", "127.0.0.1:\(a.port)", "X-Scoped: SCOPED-VALUE",
-                            "--header-for", "127.0.0.1:\(a.port)", "@" + scopedFile,
-                            "--header-for", "127.0.0.1:\(b.port)", "X-For-B: B-VALUE"])
+                            "--header-for", "http://127.0.0.1:\(a.port)", "X-Scoped: SCOPED-VALUE",
+                            "--header-for", "http://127.0.0.1:\(a.port)", "@" + scopedFile,
+                            "--header-for", "http://127.0.0.1:\(b.port)", "X-For-B: B-VALUE"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try f.report(f.dir + "/r.json").entries.allSatisfy { $0["outcome"] as? String == "downloaded" })
         let moved = try #require(b.lastRequestHeaders(path: "/moved.png"))
@@ -180,6 +192,47 @@ struct SecretsAndHeadersTests {
         #expect(redirectStart["x-scoped"] == "SCOPED-VALUE")
         let sameOrigin = try #require(a.lastRequestHeaders(path: "/redirect/0/same.png"))
         #expect(sameOrigin["x-everywhere"] == "EVERY-VALUE" && sameOrigin["x-scoped"] == "SCOPED-VALUE")
+    }
+
+    /// `--header-for` binds scheme, host and port (as curl binds
+    /// credentials): a bare HOST:PORT means https, so its header does not
+    /// follow an https → http redirect to the same host and port (nginx
+    /// answers cleartext requests on its TLS port through `error_page 497`),
+    /// and imgwarm warns once; written out as http:// it goes there.
+    @Test(.needs(TestTLSServer.isAvailable, "needs nginx (with HTTP/2) and openssl: the --header-for scheme test did not run"))
+    func headerForDoesNotCrossToHTTPOnTheSamePort() throws {
+        let f = try WarmFixture()
+        let tls = try TestTLSServer.start(serverConfig: """
+            error_page 497 = @plain;
+            location @plain { try_files $uri =404; }
+            location = /moved.png { return 302 http://127.0.0.1:$server_port/down.png$is_args$args; }
+            """, loggedHeader: "x_secret")
+        defer { tls.shutdown() }
+        try tls.setFile("/down.png", bytes: TinyPNG.make(seed: 21))
+        let manifest = f.writeManifest([tls.url("/moved.png?n=1"), tls.url("/moved.png?n=2")])
+        let origin = "127.0.0.1:\(tls.port)"
+        let bare = try f.warm([manifest, "--insecure", "--allow-http-redirect", "--report", f.dir + "/r.json",
+                               "--header-for", origin, "X-Secret: BARE-SECRET"])
+        #expect(bare.status == 0, "\(bare.stderr)")
+        let log = tls.headerLog()
+        #expect(log.contains("https /moved.png?n=1 [BARE-SECRET]") && log.contains("https /moved.png?n=2 [BARE-SECRET]"), "\(log)")
+        let cleartext = log.filter { $0.hasPrefix("http ") }
+        #expect(cleartext.count == 2 && cleartext.allSatisfy { $0.hasSuffix("[-]") }, "\(log)")
+        #expect(bare.stderr.components(separatedBy: "--header-for \(origin) means https://").count - 1 == 1, "\(bare.stderr)")
+        #expect(!(bare.stdout + bare.stderr).contains("BARE-SECRET"))
+
+        // Written out, each scheme gets its own header; no warning.
+        let cache = f.dir + "/cache2"
+        let written = try BinaryRunner.run(["warm", manifest, "--cache", cache, "--progress", "none", "--insecure",
+                                            "--allow-http-redirect",
+                                            "--header-for", "https://" + origin, "X-Secret: TLS-ONLY",
+                                            "--header-for", "HTTP://" + origin + "/", "X-Secret: CLEAR-OK"])
+        #expect(written.status == 0, "\(written.stderr)")
+        let after = Array(tls.headerLog().dropFirst(log.count))
+        #expect(after.filter { $0.hasPrefix("https ") }.allSatisfy { $0.hasSuffix("[TLS-ONLY]") }, "\(after)")
+        #expect(after.filter { $0.hasPrefix("http ") }.count == 2, "\(after)")
+        #expect(after.filter { $0.hasPrefix("http ") }.allSatisfy { $0.hasSuffix("[CLEAR-OK]") }, "\(after)")
+        #expect(!written.stderr.contains("means https://"), "\(written.stderr)")
     }
 
     /// `--header @FILE`: the value reaches the server, and the process

@@ -43,7 +43,10 @@ public final class TestTLSServer: @unchecked Sendable {
     /// requests (1 forces a new connection, and TLS handshake, per request).
     /// `http2: false` offers only HTTP/1.1 in ALPN. `serverConfig`: more
     /// directives of the server block (e.g. a `location` that redirects).
-    public static func start(http2: Bool = true, keepaliveRequests: Int? = nil, serverConfig: String = "") throws -> TestTLSServer {
+    /// `loggedHeader`: a request header (lowercase, `-` as `_`, as nginx's
+    /// `$http_NAME`) that `headerLog` reports per request, with the scheme.
+    public static func start(http2: Bool = true, keepaliveRequests: Int? = nil, serverConfig: String = "",
+                             loggedHeader: String? = nil) throws -> TestTLSServer {
         guard let nginx = findTool("nginx"), let openssl = findTool("openssl") else {
             throw TestServerError(description: "nginx or openssl not installed")
         }
@@ -67,6 +70,7 @@ public final class TestTLSServer: @unchecked Sendable {
               log_format t '$server_protocol $connection $ssl_session_reused $request_uri';
               \(keepaliveRequests.map { "keepalive_requests \($0);" } ?? "")
               access_log \(d)/access.log t;
+              \(loggedHeader.map { "log_format h '$scheme $request_uri [$http_\($0)]'; access_log \(d)/headers.log h;" } ?? "")
               client_body_temp_path \(d)/tmp;
               proxy_temp_path \(d)/tmp; fastcgi_temp_path \(d)/tmp; uwsgi_temp_path \(d)/tmp; scgi_temp_path \(d)/tmp;
               server {
@@ -117,6 +121,13 @@ public final class TestTLSServer: @unchecked Sendable {
             return LogLine(httpProtocol: String(parts[0]), connection: connection, sessionReused: parts[2] == "r",
                            uri: String(parts[3]))
         }
+    }
+
+    /// `scheme uri [value]` per request, when started with `loggedHeader`
+    /// (an empty value: the header was not sent).
+    public func headerLog() -> [String] {
+        let text = (try? String(contentsOfFile: directory.appendingPathComponent("headers.log").path, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
     }
 
     public func shutdown() {

@@ -21,7 +21,11 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Hosts refused by their rate, and when to try them again (monotonic
     /// nanoseconds).
     private var hostWakeups: [String: UInt64] = [:]
+    /// Redirect hops whose host's rate had no token: off the multi handle
+    /// (still in `transfers`) until `due` (monotonic nanoseconds).
+    private var parkedHops: [(transfer: CurlTransfer, url: String, parkedAt: UInt64, due: UInt64)] = []
     private let bandwidth: CurlTransfer.Bandwidth?
+    private let memoryPauses = CurlTransfer.MemoryPauses()
     private var retries = RetryTimers()
     private let policy: RetryPolicy
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -109,11 +113,13 @@ final class CurlEventLoop: @unchecked Sendable {
             let now = Self.now()
             for job in retries.popDue(now: now) { queue.push(job) }
             wakeHosts(now: now)
+            resumeParkedHops(now: now)
             startTransfers()
             var stillRunning: Int32 = 0
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
             resumePaused()
+            resumeMemoryPaused()
             // Slots freed above: start the next transfers before sleeping
             // (curl then returns from poll at once to drive them).
             startTransfers()
@@ -191,7 +197,8 @@ final class CurlEventLoop: @unchecked Sendable {
             job.attempts += 1
             if job.firstStart == nil { job.firstStart = Self.now() }
             let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes, headers: headers,
-                                        startedSeconds: Self.seconds(), bandwidth: bandwidth)
+                                        startedSeconds: Self.seconds(), bandwidth: bandwidth,
+                                        memory: config.bodyMemory, memoryPauses: memoryPauses)
             transfer.configure(config, fresh: fresh)
             let added = curl_multi_add_handle(multi, handle)
             guard added == CURLM_OK else {
@@ -220,13 +227,14 @@ final class CurlEventLoop: @unchecked Sendable {
             switch transfer.redirect(code: code, allowHTTPRedirect: config.allowHTTPRedirect) {
             case .follow(let url)?:
                 curl_multi_remove_handle(multi, handle)
-                transfer.follow(url, config: config)
-                let added = curl_multi_add_handle(multi, handle)
-                if added == CURLM_OK { continue }
-                outcome = .failure(AttemptFailure(
-                    errorClass: .network, status: nil,
-                    message: "libcurl refused the redirected transfer: \(String(cString: curl_multi_strerror(added)))",
-                    isTransient: false))
+                // The hop counts against the rate of the host it goes to.
+                if let wait = traffic.admitHop(ParsedURL.hostKey(of: url), now: Self.seconds()) {
+                    let now = Self.now()
+                    parkedHops.append((transfer, url, now, now + Self.nanoseconds(wait)))
+                    continue
+                }
+                guard let refused = followHop(transfer, url) else { continue }
+                outcome = refused
             case .refuse(let errorClass, let message)?:
                 var status = 0
                 imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
@@ -234,30 +242,71 @@ final class CurlEventLoop: @unchecked Sendable {
             case nil:
                 outcome = transfer.finish(code: code)
             }
-            transfers[handle] = nil
-            // The last hop's figures, read before the handle is reset.
-            let latency = transfer.firstByteLatency()
-            let http1 = transfer.wasHTTP1()
-            curl_multi_remove_handle(multi, handle)
-            pool.give(handle)
-            var succeeded = false
-            var congestion: ConcurrencyLimiter.Reason?
-            switch outcome {
-            case .success, .notModified:
-                succeeded = true
-            case .failure(let attempt):
-                if attempt.status == 429 || attempt.status == 503 {
-                    congestion = .throttled
-                    if let line = traffic.throttled(transfer.job.hostKey, startedAt: transfer.startedSeconds, now: Self.seconds()) {
-                        config.onLimitChange?(line)
-                    }
-                } else if attempt.errorClass == .timeout || (attempt.errorClass == .network && attempt.isTransient) {
-                    congestion = .failed
-                }
-            }
-            transferEnded(transfer.job, succeeded: succeeded, latency: latency, congestion: congestion, http1: http1)
-            resolve(transfer.job, outcome)
+            end(transfer, outcome)
         }
+    }
+
+    /// Points the transfer at the next hop and hands it back to curl; the
+    /// failure when curl refuses it.
+    private func followHop(_ transfer: CurlTransfer, _ url: String) -> AttemptOutcome? {
+        transfer.follow(url, config: config)
+        let added = curl_multi_add_handle(multi, transfer.handle)
+        if added == CURLM_OK { return nil }
+        return .failure(AttemptFailure(
+            errorClass: .network, status: nil,
+            message: "libcurl refused the redirected transfer: \(String(cString: curl_multi_strerror(added)))",
+            isTransient: false))
+    }
+
+    /// Parked hops whose wait is over take their host's token and go on
+    /// (or wait again, when another hop took it first).
+    private func resumeParkedHops(now: UInt64) {
+        guard parkedHops.contains(where: { $0.due <= now }) else { return }
+        let hops = parkedHops
+        parkedHops = []
+        for hop in hops {
+            guard transfers[hop.transfer.handle] === hop.transfer else { continue }
+            if hop.due > now {
+                parkedHops.append(hop)
+            } else if let wait = traffic.admitHop(ParsedURL.hostKey(of: hop.url), now: Self.seconds()) {
+                parkedHops.append((hop.transfer, hop.url, hop.parkedAt, now + Self.nanoseconds(wait)))
+            } else {
+                hop.transfer.waited(nanoseconds: now - hop.parkedAt)
+                if let refused = followHop(hop.transfer, hop.url) { end(hop.transfer, refused) }
+            }
+        }
+    }
+
+    private static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(seconds, 0.000_5) * 1e9) }
+
+    /// The attempt on `transfer` is over: the handle goes back to the pool,
+    /// the host's counts and limits learn the outcome, the job completes
+    /// or waits for its retry.
+    private func end(_ transfer: CurlTransfer, _ outcome: AttemptOutcome) {
+        let handle = transfer.handle
+        transfers[handle] = nil
+        // The last hop's figures, read before the handle is reset.
+        let latency = transfer.firstByteLatency()
+        let http1 = transfer.wasHTTP1()
+        curl_multi_remove_handle(multi, handle)
+        pool.give(handle)
+        var succeeded = false
+        var congestion: ConcurrencyLimiter.Reason?
+        switch outcome {
+        case .success, .notModified:
+            succeeded = true
+        case .failure(let attempt):
+            if attempt.status == 429 || attempt.status == 503 {
+                congestion = .throttled
+                if let line = traffic.throttled(transfer.job.hostKey, startedAt: transfer.startedSeconds, now: Self.seconds()) {
+                    config.onLimitChange?(line)
+                }
+            } else if attempt.errorClass == .timeout || (attempt.errorClass == .network && attempt.isTransient) {
+                congestion = .failed
+            }
+        }
+        transferEnded(transfer.job, succeeded: succeeded, latency: latency, congestion: congestion, http1: http1)
+        resolve(transfer.job, outcome)
     }
 
     /// --limit-rate: transfers paused for want of bytes go on once the
@@ -276,6 +325,23 @@ final class CurlEventLoop: @unchecked Sendable {
                 bandwidth.paused += waiting[(n + 1)...].filter { transfers[$0.handle] === $0 }
                 break
             }
+        }
+    }
+
+    /// --memory: transfers paused for want of it go on once bodies were
+    /// released (or when one became the oldest holder, which may always grow).
+    private func resumeMemoryPaused() {
+        guard !memoryPauses.paused.isEmpty else { return }
+        let waiting = memoryPauses.paused
+        memoryPauses.paused = []
+        for transfer in waiting {
+            guard transfers[transfer.handle] === transfer else { continue }
+            guard transfer.mayResumeForMemory else {
+                memoryPauses.paused.append(transfer)
+                continue
+            }
+            transfer.resumingAfterMemoryPause()
+            imgwarm_easy_resume(transfer.handle)
         }
     }
 
@@ -338,6 +404,8 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         // Frees the transfers' buffers, now that no handle points at them.
         transfers = [:]
+        parkedHops = []
+        memoryPauses.paused = []
         bandwidth?.paused = []
         inFlight = 0
         slots.removeAll()
@@ -358,6 +426,7 @@ final class CurlEventLoop: @unchecked Sendable {
             curl_easy_cleanup(handle)
         }
         transfers = [:]
+        parkedHops = []
         pool.destroyAll()
         curl_multi_cleanup(multi)
     }
@@ -378,6 +447,9 @@ final class CurlEventLoop: @unchecked Sendable {
         func until(_ due: UInt64) -> UInt64 { due > now ? (due - now + 999_999) / 1_000_000 : 0 }
         if let due = retries.nextDue { ms = min(ms, until(due)) }
         if let due = hostWakeups.values.min() { ms = min(ms, until(due)) }
+        if let due = parkedHops.map(\.due).min() { ms = min(ms, until(due)) }
+        // Bodies are released on other threads: look again soon.
+        if !memoryPauses.paused.isEmpty { ms = min(ms, 5) }
         if let bandwidth, !bandwidth.paused.isEmpty, let wait = traffic.secondsUntilBytes(now: Self.seconds()) {
             ms = min(ms, UInt64((wait * 1000).rounded(.up)))
         }

@@ -45,6 +45,43 @@ final class CurlTransfer {
     /// The TLS session of the response whose body is arriving.
     private var tls: TLSFacts?
 
+    /// Nanoseconds the attempt waited off the network for a local limit
+    /// (a redirect hop's host rate): not the server's time, so not counted
+    /// toward `--timeout`.
+    private var waitedLocally: UInt64 = 0
+
+    /// Time spent waiting for a local limit, kept out of the timeout.
+    func waited(nanoseconds: UInt64) { waitedLocally += nanoseconds }
+
+    /// `--memory`: this attempt's share of the bodies' budget, and the
+    /// engine thread's list of transfers paused for want of it.
+    private let charge: BodyMemory.Charge?
+    private let memoryPauses: MemoryPauses?
+    /// The timeout of the request in flight, milliseconds (a pause for
+    /// memory lengthens it by the time paused: a local wait, not the
+    /// server's).
+    private var requestTimeoutMs = 0
+    private var memoryPausedAt: UInt64?
+
+    /// Transfers of one engine thread paused by `BodyMemory`.
+    final class MemoryPauses {
+        var paused: [CurlTransfer] = []
+    }
+
+    /// Whether a transfer paused for memory may go on now.
+    var mayResumeForMemory: Bool { charge?.mayGrow ?? true }
+
+    /// Before resuming a transfer paused for memory: the time paused goes
+    /// onto its timeout.
+    func resumingAfterMemoryPause() {
+        guard let at = memoryPausedAt else { return }
+        memoryPausedAt = nil
+        let paused = CurlEventLoop.now() - at
+        waitedLocally += paused
+        requestTimeoutMs += Int(paused / 1_000_000)
+        imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
+    }
+
     /// --limit-rate's parts on one engine thread.
     final class Bandwidth {
         let traffic: HostTraffic
@@ -53,8 +90,10 @@ final class CurlTransfer {
     }
 
     init(job: DownloadJob, handle: UnsafeMutableRawPointer, maxBodyBytes: Int, headers: RequestHeaders,
-         startedSeconds: Double, bandwidth: Bandwidth?) {
+         startedSeconds: Double, bandwidth: Bandwidth?, memory: BodyMemory? = nil, memoryPauses: MemoryPauses? = nil) {
         self.job = job
+        charge = memory?.charge()
+        self.memoryPauses = memory == nil ? nil : memoryPauses
         self.handle = handle
         self.maxBodyBytes = maxBodyBytes
         self.headers = headers
@@ -119,7 +158,8 @@ final class CurlTransfer {
         }
         recordsDetail = config.recordsResponseDetail
         // Every time: a redirect shortens it on this handle (`follow`).
-        imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(config.timeout))
+        requestTimeoutMs = Self.milliseconds(config.timeout)
+        imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
         imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
         imgwarm_easy_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
         setRequest(url: job.url, origin: headers.needsOrigin ? job.hostKey : nil, isEntryOrigin: true)
@@ -167,6 +207,7 @@ final class CurlTransfer {
     func follow(_ url: String, config: DownloaderConfiguration) {
         redirectsFollowed += 1
         body = []
+        charge?.reset()
         received = 0
         bodyStatus = 0
         keepBody = false
@@ -174,8 +215,9 @@ final class CurlTransfer {
         errorBodyDropped = false
         errorBuffer[0] = 0
         let origin = ParsedURL.hostKey(of: url)
-        let spent = Double(CurlEventLoop.now() - startedAt) / 1e9
-        imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, Self.milliseconds(max(config.timeout - spent, 0.001)))
+        let spent = Double(CurlEventLoop.now() - startedAt - min(waitedLocally, CurlEventLoop.now() - startedAt)) / 1e9
+        requestTimeoutMs = Self.milliseconds(max(config.timeout - spent, 0.001))
+        imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
         setRequest(url: url, origin: origin, isEntryOrigin: origin == job.hostKey)
     }
 
@@ -209,12 +251,29 @@ final class CurlTransfer {
             bodyStatus = status
             received = 0
             body = []
+            charge?.reset()
             keepBody = (200..<300).contains(status)
             // The connection is attached only while the transfer runs.
             tls = keepBody && recordsDetail && Self.isHTTPS(currentURL) ? sessionFacts() : nil
             var length: curl_off_t = -1
             imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
-            if keepBody, length > 0 { body.reserveCapacity(Int(min(curl_off_t(maxBodyBytes), length))) }
+            if keepBody, length > 0 {
+                let capacity = Int(min(curl_off_t(maxBodyBytes), length))
+                // Without room in the budget the buffer grows as bytes come.
+                if charge?.grow(to: capacity) ?? true { body.reserveCapacity(capacity) }
+            }
+        }
+        // --memory: the buffer's growth is charged before it happens; when
+        // it does not fit, curl keeps these bytes and hands them over again
+        // on resume (nothing is counted as received yet).
+        if keepBody, let charge, body.count + count > body.capacity, received + count <= maxBodyBytes {
+            let capacity = min(max(body.count + count, body.capacity * 2), maxBodyBytes)
+            if !charge.grow(to: capacity) {
+                if memoryPausedAt == nil { memoryPausedAt = CurlEventLoop.now() }
+                memoryPauses?.paused.append(self)
+                return imgwarm_writefunc_pause()
+            }
+            body.reserveCapacity(capacity)
         }
         received += count
         guard keepBody else {
@@ -228,6 +287,7 @@ final class CurlTransfer {
             // Too large: stop now, and keep none of it.
             bodyLimitHit = true
             body = []
+            charge?.reset()
             return 0
         }
         if count > 0, let data {
@@ -261,6 +321,8 @@ final class CurlTransfer {
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
             body = []
             var withFreshness = response
+            // The body's share of --memory goes with it.
+            withFreshness.bodyCharge = verdict == .success ? charge : nil
             withFreshness.cacheControl = header("Cache-Control")
             withFreshness.expires = header("Expires")
             withFreshness.date = header("Date")
@@ -278,6 +340,7 @@ final class CurlTransfer {
             return verdict == .success ? .success(withFreshness) : .notModified(withFreshness)
         case .failure(let errorClass, let transient):
             body = []
+            charge?.reset()
             return .failure(AttemptFailure(
                 errorClass: errorClass, status: status > 0 ? status : nil,
                 message: AttemptClassifier.message(facts),
@@ -377,9 +440,13 @@ final class RequestHeaders {
     /// Lists of origins that `--header-for` names, keyed by entry-origin
     /// flag and origin. Lives on the engine thread only.
     private var scoped: [String: Lines] = [:]
+    /// Origins already checked for a bare rule's host over http.
+    private var checkedOrigins: Set<String> = []
+    private let onWarning: (@Sendable (String) -> Void)?
 
     init(config: DownloaderConfiguration) {
         rules = config.headerRules
+        onWarning = config.onWarning
         entryOrigin = Self.make(rules.entryOriginLines)
         otherOrigin = Self.make([])
     }
@@ -397,6 +464,11 @@ final class RequestHeaders {
     /// The lines for a request to `origin` (a `ParsedURL.hostKey`; nil when
     /// no rule needs it).
     func lines(origin: String?, isEntryOrigin: Bool) -> Lines {
+        if let origin, checkedOrigins.insert(origin).inserted {
+            for rule in rules.schemeMismatches(origin: origin) {
+                onWarning?(RequestHeaderRules.schemeMismatchWarning(rule: rule))
+            }
+        }
         if let origin, rules.hasScopedLines(origin: origin) {
             let key = (isEntryOrigin ? "e " : "o ") + origin
             if let l = scoped[key] { return l }

@@ -36,6 +36,9 @@ public struct DownloaderConfiguration: Sendable {
     public var loops: Int? = nil
     /// `-v`: a line per host whenever its limit or rate moves (any thread).
     public var onLimitChange: (@Sendable (String) -> Void)? = nil
+    /// Warnings about the run's options met during it (a bare
+    /// `--header-for` host over http), each line once (any thread).
+    public var onWarning: (@Sendable (String) -> Void)? = nil
     /// Whole-request timeout per attempt, seconds.
     public var timeout: Double = 15
     public var connectTimeout: Double = 10
@@ -55,6 +58,9 @@ public struct DownloaderConfiguration: Sendable {
         get { headerRules.entryOriginLines }
         set { headerRules.entryOriginLines = newValue }
     }
+    /// `--memory`: the budget of the bodies in flight and waiting for a
+    /// decoder (nil: none).
+    public var bodyMemory: BodyMemory? = nil
     /// Accept invalid TLS certificates.
     public var insecure: Bool = false
     /// Keep every response header and the TLS session of each success
@@ -158,6 +164,9 @@ public struct DownloadResponse: Sendable {
     public var vary: String?
     /// URL after redirects.
     public var effectiveURL: String?
+    /// The body's share of `--memory`, released when the last copy of the
+    /// response is dropped.
+    public var bodyCharge: BodyMemory.Charge?
     /// The freshness headers an Android/Flutter layout keeps (Coil 3's
     /// metadata, flutter's validTill); nil when absent.
     public var cacheControl: String?

@@ -18,6 +18,11 @@ public final class Downloader: @unchecked Sendable {
     public init(configuration: DownloaderConfiguration) throws {
         try configuration.validate()
         try CurlGlobal.initialize()
+        var configuration = configuration
+        if let sink = configuration.onWarning {
+            let once = OnceLines()
+            configuration.onWarning = { line in if once.first(line) { sink(line) } }
+        }
         self.configuration = configuration
         let split = LoopSplit(concurrency: configuration.concurrency, perHost: configuration.perHost,
                               requested: configuration.loops, cores: ProcessInfo.processInfo.activeProcessorCount,
@@ -101,6 +106,14 @@ public final class Downloader: @unchecked Sendable {
         for loop in loops { loop.mailbox.requestShutdown() }
         for loop in loops { loop.join() }
     }
+}
+
+/// Lines seen so far, to pass each on once (any thread).
+final class OnceLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: Set<String> = []
+
+    func first(_ line: String) -> Bool { lock.withLock { seen.insert(line).inserted } }
 }
 
 public struct DownloaderError: Error, CustomStringConvertible, Sendable {

@@ -71,6 +71,29 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
         return nil
     }
 
+    /// May a redirect hop to `key` be requested now? nil: yes, a token of
+    /// the host's rate is taken and the request counted. Else the seconds
+    /// until it may. The hop's transfer still holds the slot of the entry's
+    /// host (`admit`), so nothing is counted in flight here: the rate is
+    /// the rule of the host each request really goes to.
+    func admitHop(_ key: String, now: Double) -> Double? {
+        lock.lock()
+        defer { lock.unlock() }
+        var h = host(key)
+        defer { hosts[key] = h }
+        let throttled = h.throttle.rate(now: now)
+        if let rate = [h.userRate, throttled].compactMap({ $0 }).min() {
+            if h.bucket == nil {
+                h.bucket = TokenBucket(rate: rate, now: now)
+            } else if h.bucket!.rate != rate {
+                h.bucket!.setRate(rate, now: now)
+            }
+            if let wait = h.bucket!.take(now: now) { return wait }
+        }
+        h.requests += 1
+        return nil
+    }
+
     /// A request admitted by `admit` ended; `succeeded`: with a 2xx or 304.
     func ended(_ key: String, succeeded: Bool, now: Double) {
         lock.lock()

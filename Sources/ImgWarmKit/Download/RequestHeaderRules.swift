@@ -8,11 +8,15 @@ import Foundation
 ///   port) of the entry's own URL, the host the manifest named. A redirect
 ///   to another origin drops it (libcurl's own redirects would have sent it
 ///   everywhere; imgwarm follows redirects itself, `RedirectRule`).
-/// - `--header-for HOST[:PORT] 'Name: value'` goes to that host only, on
-///   any request of the run, redirected or not. Without a port it means the
-///   default port of the request's scheme (80 for http, 443 for https);
-///   another port is another server (as curl treats credentials since
-///   7.83). Host names compare without case; IPv6 in brackets.
+/// - `--header-for ORIGIN 'Name: value'` goes to that origin only (scheme,
+///   host and port, as curl binds credentials since 7.83), on any request
+///   of the run, redirected or not. ORIGIN is `https://HOST[:PORT]`,
+///   `http://HOST[:PORT]`, or a bare `HOST[:PORT]`, which means https: a
+///   header that may carry a credential never goes in cleartext unless the
+///   user wrote `http://`. Without a port, the scheme's default port (443
+///   or 80). A bare rule whose host an http request meets is reported
+///   once (`schemeMismatches`): the header is not sent there. Host names
+///   compare without case; IPv6 in brackets.
 /// - Either value may be `@FILE`: the header lines of FILE, one a line
 ///   (curl's convention; CR LF accepted, blank lines skipped), so that the
 ///   values stay out of the argument list every local user can read in
@@ -24,11 +28,21 @@ import Foundation
 public struct RequestHeaderRules: Sendable, Equatable {
     /// A header for one host.
     public struct Scoped: Sendable, Equatable {
+        /// "https" or "http".
+        public var scheme: String
         /// Lowercased; an IPv6 address keeps its brackets.
         public var host: String
-        /// nil: the default port of the request's scheme.
+        /// The port as written; nil: the scheme's default port.
         public var port: Int?
+        /// Whether the argument named the scheme (a bare HOST means https).
+        public var schemeWritten: Bool
+        /// The argument as given (messages name the rule by it).
+        public var argument: String
         public var line: String
+
+        var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
+
+        func matches(_ o: Origin) -> Bool { scheme == o.scheme && host == o.host && effectivePort == o.port }
     }
 
     /// `--header` lines: for the origin of the entry's URL.
@@ -68,11 +82,12 @@ public struct RequestHeaderRules: Sendable, Equatable {
     /// Adds a `--header-for HOST HEADER` pair; HEADER may be `@FILE`.
     public mutating func addHeader(forHost hostArgument: String, _ argument: String,
                                    readFile: FileReader = RequestHeaderRules.readFile) throws {
-        guard let (host, port) = Self.parseHost(hostArgument) else {
-            throw Problem(description: "--header-for: '\(hostArgument)' is not HOST or HOST:PORT (IPv6 in brackets)")
+        guard let (scheme, host, port) = Self.parseOrigin(hostArgument) else {
+            throw Problem(description: "--header-for: '\(hostArgument)' is not https://HOST[:PORT], http://HOST[:PORT] or HOST[:PORT] (IPv6 in brackets)")
         }
         for line in try Self.lines(of: argument, option: "--header-for \(hostArgument)", readFile: readFile) {
-            scoped.append(Scoped(host: host, port: port, line: line))
+            scoped.append(Scoped(scheme: scheme ?? "https", host: host, port: port, schemeWritten: scheme != nil,
+                                 argument: hostArgument, line: line))
         }
     }
 
@@ -116,6 +131,21 @@ public struct RequestHeaderRules: Sendable, Equatable {
         return nil
     }
 
+    /// `https://` or `http://` (any case) and a `parseHost` authority, an
+    /// optional `/` after it; the scheme is nil when not written.
+    static func parseOrigin(_ text: String) -> (String?, String, Int?)? {
+        var rest = Substring(text)
+        var scheme: String?
+        for s in ["https", "http"] where rest.lowercased().hasPrefix(s + "://") {
+            scheme = s
+            rest = rest.dropFirst(s.count + 3)
+            if rest.hasSuffix("/") { rest = rest.dropLast() }
+            break
+        }
+        guard let (host, port) = parseHost(String(rest)) else { return nil }
+        return (scheme, host, port)
+    }
+
     /// `HOST` or `HOST:PORT` (`[IPv6]` or `[IPv6]:PORT`), lowercased.
     static func parseHost(_ text: String) -> (String, Int?)? {
         let t = text.lowercased()
@@ -141,9 +171,7 @@ public struct RequestHeaderRules: Sendable, Equatable {
     public func lines(origin: String, isEntryOrigin: Bool) -> [String] {
         var out = isEntryOrigin ? entryOriginLines : []
         if !scoped.isEmpty, let o = Origin(hostKey: origin) {
-            for rule in scoped where rule.host == o.host && (rule.port ?? o.defaultPort) == o.port {
-                out.append(rule.line)
-            }
+            for rule in scoped where rule.matches(o) { out.append(rule.line) }
         }
         return out
     }
@@ -152,7 +180,27 @@ public struct RequestHeaderRules: Sendable, Equatable {
     /// engine then builds that origin its own header list).
     public func hasScopedLines(origin: String) -> Bool {
         guard !scoped.isEmpty, let o = Origin(hostKey: origin) else { return false }
-        return scoped.contains { $0.host == o.host && ($0.port ?? o.defaultPort) == o.port }
+        return scoped.contains { $0.matches(o) }
+    }
+
+    /// The bare `HOST[:PORT]` rules (https) whose host an http request to
+    /// `origin` meets, at the rule's port (or any port when the rule names
+    /// none): their header is not sent there, and the user should know
+    /// (`http://HOST` sends it in cleartext). Arguments as given, once each.
+    public func schemeMismatches(origin: String) -> [String] {
+        guard !scoped.isEmpty, let o = Origin(hostKey: origin), o.scheme == "http" else { return [] }
+        var out: [String] = []
+        for rule in scoped where !rule.schemeWritten && rule.host == o.host && (rule.port == nil || rule.port == o.port)
+            && !out.contains(rule.argument) {
+            out.append(rule.argument)
+        }
+        return out
+    }
+
+    /// The warning for a bare rule an http request met; never quotes a
+    /// header value.
+    public static func schemeMismatchWarning(rule: String) -> String {
+        "warning: --header-for \(rule) means https://\(rule): its header is not sent to http:// URLs of that host (write --header-for http://\(rule) to send it in cleartext)"
     }
 
     /// A `hostKey` taken apart.
@@ -160,7 +208,6 @@ public struct RequestHeaderRules: Sendable, Equatable {
         var scheme: Substring
         var host: String
         var port: Int
-        var defaultPort: Int { scheme == "https" ? 443 : 80 }
 
         init?(hostKey: String) {
             guard let sep = hostKey.range(of: "://"), let colon = hostKey.lastIndex(of: ":"), colon > sep.upperBound,

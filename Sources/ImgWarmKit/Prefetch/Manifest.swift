@@ -202,7 +202,7 @@ public struct ManifestReader {
                 priority = parsed
             }
             for name in object.keys where !["url", "key", "priority"].contains(name) {
-                return problem("unknown field \"\(Self.clip(name))\" (expected url, priority, key)")
+                return problem("unknown field \(Redaction.manifestWord(name)) (expected url, priority, key)")
             }
         } else {
             var fields: [ArraySlice<UInt8>] = []
@@ -216,21 +216,21 @@ public struct ManifestReader {
             url = String(decoding: fields[0], as: UTF8.self)
             for field in fields.dropFirst() {
                 guard let eq = field.firstIndex(of: UInt8(ascii: "=")) else {
-                    return problem("unexpected text '\(Self.clip(String(decoding: field, as: UTF8.self)))' after the URL (fields are name=value)")
+                    return problem("unexpected text \(Redaction.manifestWord(String(decoding: field, as: UTF8.self))) after the URL (fields are name=value)")
                 }
                 let name = String(decoding: field[..<eq], as: UTF8.self)
                 let value = String(decoding: field[(eq + 1)...], as: UTF8.self)
                 switch name {
                 case "priority":
                     guard let p = RequestPriority(name: value) else {
-                        return problem("priority must be high, normal or low, not '\(Self.clip(value))'")
+                        return problem("priority must be high, normal or low, not \(Redaction.manifestWord(value))")
                     }
                     priority = p
                 case "key":
                     guard !value.isEmpty else { return problem("empty key=") }
                     key = value
                 default:
-                    return problem("unknown field '\(Self.clip(name))' (expected priority= or key=)")
+                    return problem("unknown field \(Redaction.manifestWord(name)) (expected priority= or key=)")
                 }
             }
         }

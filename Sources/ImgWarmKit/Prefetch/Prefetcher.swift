@@ -107,6 +107,14 @@ public final class Prefetcher: @unchecked Sendable {
             let index = Int(plan.order[position]), started = DispatchTime.now()
             let lookup = lookups.lookup(at: position)
             let url = plan.url(index)
+            if cache.layout.kind == .flutter, let refusal = FlutterLayout.refusal(url: url, key: plan.key(index)) {
+                var r = EntryResult()
+                r.outcome = .failed
+                r.error = .invalidURL
+                onFailure?("\(Redaction.url(url)): \(refusal)")
+                record(index, r, started: started, reason: refusal)
+                continue
+            }
             let blocks = failedAtStart.contains(url)
             // A row that no longer blocks still goes once the URL succeeds.
             let wasFailed = blocks || failedAtStart.isListed(url)
@@ -176,7 +184,7 @@ public final class Prefetcher: @unchecked Sendable {
                         return done(verdict, nil)
                     }
                     let facts = cache.index == nil ? nil
-                        : StoredResponse.received(response, url: entry.url, now: Date().timeIntervalSince1970)
+                        : StoredResponse.received(response, url: indexURL(entry), now: Date().timeIntervalSince1970)
                     writer.write(response.body, to: lookup, ticket: ticket, response: facts) { done(verdict, $0) }
                 case .notModified:
                     done(nil, writer.renew(lookup.name, ticket: ticket))
@@ -191,6 +199,14 @@ public final class Prefetcher: @unchecked Sendable {
                 validationQueue.submit(finishEntry)
             }
         }
+    }
+
+    /// The URL an index keeps for an entry: flutter's `url` column never
+    /// holds userinfo (`FlutterLayout.refusal` let such an entry through
+    /// only with its own key).
+    private func indexURL(_ entry: Finish.Entry) -> String {
+        guard cache.layout.kind == .flutter else { return entry.url }
+        return FlutterLayout.indexURL(entry.url) ?? entry.key
     }
 
     /// A body whose write costs less than handing it to a worker.

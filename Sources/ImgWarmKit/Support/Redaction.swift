@@ -11,10 +11,13 @@ import Glibc
 ///   written `https://***@host/a.jpg` (the user name goes too: it is often
 ///   the token itself, `https://TOKEN@host`);
 /// - a fragment becomes `#***` (apps and CDNs carry tokens there too);
-/// - the value of every query parameter whose name is a token or signature
-///   name becomes `***`: `?X-Amz-Signature=abc&w=200` is written
-///   `?X-Amz-Signature=***&w=200`. Names compare without case and after
-///   percent-decoding; the list is `defaultQueryNames` plus `--redact-query`.
+/// - the value of every query parameter, and of every path parameter
+///   (`/a;token=abc/b.png`, RFC 3986 section 3.3), whose name is a token or
+///   signature name becomes `***`: `?X-Amz-Signature=abc&w=200` is written
+///   `?X-Amz-Signature=***&w=200`. Names compare after percent-decoding,
+///   without case, with `-` and `_` alike and without a `[]` suffix
+///   (`Access-Token[]` is `access_token`); the list is `defaultQueryNames`
+///   plus `--redact-query`.
 ///
 /// The `***` stays visible, because a URL whose secrets were removed cannot
 /// be fetched again as written (`--retry-from` refuses such report
@@ -26,25 +29,43 @@ public enum Redaction {
     /// Query parameters whose values are credentials, tokens or signatures
     /// (AWS SigV4 and CloudFront, Google Cloud Storage V4, Azure SAS,
     /// Akamai EdgeAuth, OAuth bearer tokens, generic API keys), lowercase.
+    /// `key` stays although it is also a manifest field name (`key=` of a
+    /// manifest line is parsed before any URL is shown, and its value, the
+    /// app's cache key, is masked by this same rule where it is shown).
     public static let defaultQueryNames: [String] = [
-        "token", "access_token", "refresh_token", "id_token", "auth", "auth_token", "authorization",
-        "key", "api_key", "apikey", "secret", "client_secret", "password", "sig", "signature", "hmac",
+        "token", "access_token", "refresh_token", "id_token", "session_token", "auth", "auth_token", "authorization",
+        "bearer", "jwt", "key", "api_key", "apikey", "x-api-key", "access_key", "secret", "client_secret",
+        "password", "passwd", "sig", "signature", "hmac",
         "x-amz-signature", "x-amz-credential", "x-amz-security-token",
         "x-goog-signature", "x-goog-credential", "x-goog-security-token",
         "policy", "key-pair-id", "hdnts", "hdnea", "__gda__",
     ]
 
-    /// The names in force: the defaults and those added by `--redact-query`
-    /// (set once at start, before any thread reads it).
-    public private(set) nonisolated(unsafe) static var queryNames: Set<String> = Set(defaultQueryNames)
+    /// The names in force, normalized (`normalizedName`): the defaults and
+    /// those added by `--redact-query` (set once at start, before any
+    /// thread reads it).
+    public private(set) nonisolated(unsafe) static var queryNames: Set<String> =
+        Set(defaultQueryNames.map { normalizedName(Array($0.utf8)) })
 
     /// Adds names to the list (`--redact-query NAME`), without case.
     public static func addQueryNames<S: Sequence>(_ names: S) where S.Element == String {
-        for name in names { queryNames.insert(lowercasedASCII(percentDecoded(Array(name.utf8)))) }
+        for name in names { queryNames.insert(normalizedName(Array(name.utf8))) }
         longestName = queryNames.reduce(0) { max($0, $1.utf8.count) }
     }
 
-    private nonisolated(unsafe) static var longestName = defaultQueryNames.reduce(0) { max($0, $1.utf8.count) }
+    /// A parameter name as the list compares it: percent-decoded,
+    /// lowercase, `-` as `_`, without a trailing `[]` (PHP and Rails
+    /// array parameters).
+    static func normalizedName(_ raw: [UInt8]) -> String {
+        var b = percentDecoded(raw).map { c -> UInt8 in
+            if c >= 0x41 && c <= 0x5A { return c | 0x20 }
+            return c == UInt8(ascii: "-") ? UInt8(ascii: "_") : c
+        }
+        if b.count > 2, b[b.count - 2] == UInt8(ascii: "["), b[b.count - 1] == UInt8(ascii: "]") { b.removeLast(2) }
+        return String(decoding: b, as: UTF8.self)
+    }
+
+    private nonisolated(unsafe) static var longestName = queryNames.reduce(0) { max($0, $1.utf8.count) }
 
     /// `url` with its userinfo, fragment and token query values masked;
     /// unchanged when it has none. Where the userinfo sits is libcurl's
@@ -65,7 +86,7 @@ public enum Redaction {
                 if text == unparseable { return text }
             }
         }
-        return marks & (hasQuery | hasFragment) != 0 ? maskQueryAndFragment(text) : text
+        return marks & (hasQuery | hasFragment | hasSemicolon) != 0 ? maskQueryAndFragment(text) : text
     }
 
     /// Whether the URL carries anything `url(_:)` masks, whatever its value
@@ -77,12 +98,13 @@ public enum Redaction {
         // Already masked: a masked part is still a secret the text lacks.
         if marks & hasAt != 0, hasUserInfo(text) { return true }
         if let f = text.utf8.firstIndex(of: UInt8(ascii: "#")), text.utf8.index(after: f) != text.utf8.endIndex { return true }
-        return marks & hasQuery != 0 && queryParameters(text).contains { $0.value != nil && queryNames.contains($0.name) }
+        return marks & (hasQuery | hasSemicolon) != 0
+            && queryParameters(text).contains { $0.value != nil && queryNames.contains($0.name) }
     }
 
-    private static let hasAt: UInt8 = 1, hasQuery: UInt8 = 2, hasFragment: UInt8 = 4
+    private static let hasAt: UInt8 = 1, hasQuery: UInt8 = 2, hasFragment: UInt8 = 4, hasSemicolon: UInt8 = 8
 
-    /// Which of "@", "?" and "#" the text holds: memchr over a native
+    /// Which of "@", "?", "#" and ";" the text holds: memchr over a native
     /// string's bytes (a scan of the UTF-8 view took 1,400 instructions a
     /// URL, callgrind).
     static func markBytes(_ text: String) -> UInt8 {
@@ -92,6 +114,7 @@ public enum Redaction {
             if memchr(base, Int32(UInt8(ascii: "@")), p.count) != nil { m |= hasAt }
             if memchr(base, Int32(UInt8(ascii: "?")), p.count) != nil { m |= hasQuery }
             if memchr(base, Int32(UInt8(ascii: "#")), p.count) != nil { m |= hasFragment }
+            if memchr(base, Int32(UInt8(ascii: ";")), p.count) != nil { m |= hasSemicolon }
             return m
         }
         if let m = text.utf8.withContiguousStorageIfAvailable(scan) { return m }
@@ -129,29 +152,54 @@ public enum Redaction {
         return curl.renderedWithMaskedUserinfo() ?? unparseable
     }
 
-    /// The query parameters of a text: names percent-decoded and
-    /// lowercased, and where each value lies in the text's bytes.
+    /// The path and query parameters of a text: names normalized
+    /// (`normalizedName`), and where each value lies in the text's bytes.
     static func queryParameters(_ text: String) -> [(name: String, value: Range<Int>?)] {
         let b = Array(text.utf8)
-        guard let q = b.firstIndex(of: UInt8(ascii: "?")) else { return [] }
-        let end = b[q...].firstIndex(of: UInt8(ascii: "#")) ?? b.count
         var out: [(String, Range<Int>?)] = []
-        var i = q + 1
-        while i < end {
-            let next = b[i..<end].firstIndex(where: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: ";") }) ?? end
-            let eq = b[i..<next].firstIndex(of: UInt8(ascii: "="))
-            let name = lowercasedASCII(percentDecoded(Array(b[i..<(eq ?? next)])))
-            out.append((name, eq.map { ($0 + 1)..<next }))
-            i = next + 1
+        forEachParameter(b) { name, eq, end in
+            out.append((normalizedName(Array(b[name..<(eq ?? end)])), eq.map { ($0 + 1)..<end }))
         }
         return out
     }
 
-    /// The query values of listed names, and the fragment, masked. The
-    /// query starts at the first "?", the fragment at the first "#" (in a
-    /// URL neither may appear raw before). One pass over the bytes; a name
-    /// is looked up only when no longer than the longest listed one (names
-    /// up to 15 bytes are Swift small strings: no allocation).
+    /// Calls `body(nameStart, equalsSign, end)` for each parameter: the
+    /// path's `;name=value` (up to the next `;`, `/`, `?` or `#`), then the
+    /// query's `name=value` (split at `&` and `;`, up to the `#`).
+    static func forEachParameter(_ b: [UInt8], _ body: (Int, Int?, Int) -> Void) {
+        let fragment = b.firstIndex(of: UInt8(ascii: "#")) ?? b.count
+        let query = b[..<fragment].firstIndex(of: UInt8(ascii: "?")) ?? fragment
+        var i = 0
+        while let semicolon = b[i..<query].firstIndex(of: UInt8(ascii: ";")) {
+            let start = semicolon + 1
+            var end = start
+            var eq: Int?
+            while end < query, b[end] != UInt8(ascii: ";"), b[end] != UInt8(ascii: "/") {
+                if eq == nil, b[end] == UInt8(ascii: "=") { eq = end }
+                end += 1
+            }
+            body(start, eq, end)
+            i = end
+        }
+        guard query < fragment else { return }
+        i = query + 1
+        while i < fragment {
+            var next = i
+            var eq: Int?
+            while next < fragment, b[next] != UInt8(ascii: "&"), b[next] != UInt8(ascii: ";") {
+                if eq == nil, b[next] == UInt8(ascii: "=") { eq = next }
+                next += 1
+            }
+            body(i, eq, next)
+            i = next + 1
+        }
+    }
+
+    /// The path and query values of listed names, and the fragment,
+    /// masked. The query starts at the first "?", the fragment at the first
+    /// "#" (in a URL neither may appear raw before). A name is looked up
+    /// only when no longer than the longest listed one (names up to 15
+    /// bytes are Swift small strings: no allocation).
     static func maskQueryAndFragment(_ text: String) -> String {
         let b = Array(text.utf8)
         let fragment = b.firstIndex(of: UInt8(ascii: "#")) ?? b.count
@@ -163,24 +211,12 @@ public enum Redaction {
             out += Redaction.mask.utf8
             copied = range.upperBound
         }
-        if let q = b[..<fragment].firstIndex(of: UInt8(ascii: "?")) {
-            let longest = longestQueryName
-            var i = q + 1
-            while i < fragment {
-                var next = i
-                var eq = -1
-                while next < fragment, b[next] != UInt8(ascii: "&"), b[next] != UInt8(ascii: ";") {
-                    if eq < 0, b[next] == UInt8(ascii: "=") { eq = next }
-                    next += 1
-                }
-                // name=value with a value, and a name short enough to be listed
-                // (percent-encoding at most triples a name's length).
-                if eq > i, eq + 1 < next, eq - i <= 3 * longest {
-                    let name = lowercasedASCII(percentDecoded(Array(b[i..<eq])))
-                    if queryNames.contains(name) { mask((eq + 1)..<next) }
-                }
-                i = next + 1
-            }
+        let longest = longestQueryName
+        forEachParameter(b) { name, eq, end in
+            // name=value with a value, and a name short enough to be listed
+            // (percent-encoding at most triples a name's length; `[]` adds 6).
+            guard let eq, eq > name, eq + 1 < end, eq - name <= 3 * longest + 6 else { return }
+            if queryNames.contains(normalizedName(Array(b[name..<eq]))) { mask((eq + 1)..<end) }
         }
         if fragment + 1 < b.count { mask((fragment + 1)..<b.count) }
         guard copied > 0 else { return text }
@@ -217,6 +253,24 @@ public enum Redaction {
     static func lowercasedASCII(_ b: [UInt8]) -> String {
         String(decoding: b.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
+
+    /// A word of a manifest line that a message would quote (a bad
+    /// `priority=` value, an unknown field name, stray text after a URL):
+    /// shown only when it is short and plain (at most `plainWordLimit`
+    /// letters, digits, `.`, `_`, `-`) and not a listed name, so that a
+    /// misplaced token or signature is never echoed; else its length only.
+    public static func manifestWord(_ word: String) -> String {
+        let b = Array(word.utf8)
+        let plain = !b.isEmpty && b.count <= plainWordLimit && b.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
+                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+        }
+        if plain && !queryNames.contains(normalizedName(b)) { return "'" + word + "'" }
+        return "(\(b.count) bytes, not shown: it may be a secret)"
+    }
+
+    /// Longer words are more likely a token than a typo of a field name.
+    static let plainWordLimit = 16
 
     /// Whether a URL carries credentials.
     public static func hasUserInfo(_ url: String) -> Bool {

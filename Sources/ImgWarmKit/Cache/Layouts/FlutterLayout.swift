@@ -41,6 +41,31 @@ public struct FlutterLayout: CacheLayout {
         throw PruneOptions.Invalid(description: "--layout flutter is pruned through its database (CacheIndex.prune)")
     }
 
+    /// Why an entry is refused under this layout, or nil. The database keeps
+    /// the app's key (the URL, unless the app passes its own) and the URL
+    /// in full: a signed URL's token must be there, since the key is the
+    /// URL and the app looks the row up by it, but a password in the
+    /// userinfo must not. So a URL with userinfo is refused unless the
+    /// manifest line's `key=` gives the app's key (then the `url` column
+    /// holds the URL without its userinfo, `indexURL`).
+    public static func refusal(url: String, key: String) -> String? {
+        guard key == url, Redaction.hasUserInfo(url) else { return nil }
+        return "--layout flutter keeps the URL in its database and a URL with credentials (user:password@) would be its key: give the app's key with key=, or put the credentials in a header (--header-for)"
+    }
+
+    /// What the `url` column holds for an entry: the URL without its
+    /// userinfo (nil when it cannot be taken apart; the caller then keeps
+    /// the key there).
+    public static func indexURL(_ url: String) -> String? {
+        guard Redaction.hasUserInfo(url) else { return url }
+        let b = Array(url.utf8)
+        guard let start = Redaction.authorityStart(b) else { return nil }
+        let authorityEnd = b[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? b.count
+        guard let at = b[start..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) else { return nil }
+        let stripped = String(decoding: b[..<start] + b[(at + 1)...], as: UTF8.self)
+        return Redaction.hasUserInfo(stripped) ? nil : stripped
+    }
+
     /// `HttpGetResponse.validTill`: 7 days, unless Cache-Control says
     /// otherwise; each comma-separated setting is trimmed and lowercased,
     /// `no-cache` sets zero, `max-age=N` with N > 0 sets N seconds (later
