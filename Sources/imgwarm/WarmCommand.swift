@@ -241,8 +241,11 @@ struct WarmCommand: ParsableCommand {
     /// The layout with warm's settings: `--expiration` is Kingfisher's
     /// (the others keep no deadline in their files).
     func layout() throws -> any CacheLayout {
-        let kind = try cacheOptions.layoutKind()
-        guard let expiration else { return try cacheOptions.configuredLayout() }
+        // configuredLayout first: its usage errors (exit 2) come before
+        // what the folder holds (exit 3).
+        let configured = try cacheOptions.configuredLayout()
+        let kind = configured.kind
+        guard let expiration else { return configured }
         if kind == .okhttp { return OkHttpLayout(maxAge: OkHttpLayout.maxAge(expiration)) }
         guard kind == .kingfisher else {
             throw ValidationError("--expiration has no meaning under --layout \(kind.rawValue): only Kingfisher and OkHttp keep a deadline in their entries")

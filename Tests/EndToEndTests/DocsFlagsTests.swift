@@ -13,7 +13,7 @@ import TestSupport
     static let root = BinaryRunner.packageRoot
     static let subcommands = ["warm", "cache prune", "cache path", "cache stats", "cache verify", "cache failed", "cache clear"]
     /// Taken by every command: explained once, under "Every command".
-    static let common: Set<String> = ["--cache", "--layout"]
+    static let common: Set<String> = ["--cache", "--layout", "--preset", "--fresco-version"]
     /// ArgumentParser's own, on every command.
     static let builtIn: Set<String> = ["--version", "-h", "--help"]
 
@@ -92,6 +92,9 @@ import TestSupport
         var rows: [Row] = []
         var command: String?
         var inTable = false
+        // Only a column headed `default` states defaults (network.md's
+        // second column names environment variables).
+        var statesDefaults = false
         for line in markdown.components(separatedBy: "\n") {
             if line.hasPrefix("## ") {
                 command = sectionCommand(line)
@@ -99,11 +102,15 @@ import TestSupport
             }
             guard line.hasPrefix("|") else { inTable = false; continue }
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
-            if cells.first == "option" || cells.first == "flag" { inTable = true; continue }
+            if cells.first == "option" || cells.first == "flag" {
+                inTable = true
+                statesDefaults = cells.count > 1 && cells[1] == "default"
+                continue
+            }
             guard inTable, cells.count >= 2, !(cells[0].hasPrefix("---")) else { continue }
             // The names of the first cell: the start of each `...` span.
             let names = cells[0].matches(of: #/`([^`]+)`/#).compactMap { flagNames(String($0.output.1)).first }
-            rows.append(Row(command: command, flags: names, value: cells[1], place: "\(page): \(line.prefix(80))"))
+            rows.append(Row(command: command, flags: names, value: statesDefaults ? cells[1] : "", place: "\(page): \(line.prefix(80))"))
         }
         return rows
     }
