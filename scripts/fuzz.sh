@@ -60,6 +60,7 @@ build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzManifest -o "$out/fuzz-m
   fuzz/harness/ManifestFuzz.swift fuzz/harness/Shims.swift \
   Sources/ImgWarmKit/Prefetch/Manifest.swift \
   Sources/ImgWarmKit/Download/DownloadTypes.swift Sources/ImgWarmKit/Download/RequestHeaderRules.swift Sources/ImgWarmKit/Download/RequestRates.swift \
+  Sources/ImgWarmKit/Download/BodyMemory.swift \
   Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/TerminalText.swift Sources/ImgWarmKit/Support/Version.swift \
   Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift \
   -lcurl
