@@ -62,6 +62,26 @@ import TestSupport
         #expect(kept <= total / 2 * 9 / 10 + 1000 && kept > 0)
     }
 
+    /// `DefaultDiskStorage.getShardFileInfo`: a `.cnt` file outside its own
+    /// shard folder is no entry to Fresco (not counted toward the size, not
+    /// evicted): prune neither counts nor removes it.
+    @Test func aResourceFileInAnotherShardIsNoEntry() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(4)
+        #expect(try f.warm([f.writeManifest(urls), "--layout", "fresco"]).status == 0)
+        let version = f.cache + "/v2.ols100.1"
+        let shards = try FileManager.default.contentsOfDirectory(atPath: version).sorted()
+        let first = try #require(shards.first)
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: version + "/" + first).first)
+        let other = (0..<100).map(String.init).first { !shards.contains($0) }!
+        try FileManager.default.createDirectory(atPath: version + "/" + other, withIntermediateDirectories: false)
+        try FileManager.default.moveItem(atPath: version + "/" + first + "/" + name, toPath: version + "/" + other + "/" + name)
+        let prune = try BinaryRunner.run(["cache", "prune", "--cache", f.cache, "--layout", "fresco", "--max-size", "1", "--json"])
+        #expect(prune.status == 0, "\(prune.stdout) \(prune.stderr)")
+        #expect(prune.stdout.contains("\"entries_before\" : 3"), "\(prune.stdout)")
+        #expect(FileManager.default.fileExists(atPath: version + "/" + other + "/" + name))
+    }
+
     @Test func frescoVersionNamesShardsAndIsDetected() throws {
         let reader = try FrescoReader.needed()
         let f = try WarmFixture()

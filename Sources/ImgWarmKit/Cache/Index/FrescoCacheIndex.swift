@@ -195,13 +195,20 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
     /// `evictAboveSize(limit * 9 / 10)` removes entries in
     /// `getSortedEntries` order (modification time more than 2 h in the
     /// future first, then oldest first) while the bytes removed so far are
-    /// at most the excess.
+    /// at most the excess. Times are compared in milliseconds, as
+    /// `EntryImpl.getTimestamp` (`File.lastModified()`) gives them, and
+    /// entries of the same millisecond stay in listing order (the stable
+    /// `Collections.sort` over `FileTree.walkFileTree`'s order): `entries`
+    /// come in that order.
     static func evictionPlan(_ entries: [Entry], limit: Int64, now: Int64, pinned: (String) -> Bool) -> [Entry] {
         let total = entries.reduce(0) { $0 + $1.size }
         guard total > limit else { return [] }
-        let threshold = now + FrescoLayout.futureThresholdNanoseconds
-        let future = entries.filter { $0.mtime > threshold }
-        let rest = entries.filter { $0.mtime <= threshold }.sorted { $0.mtime < $1.mtime }
+        func millis(_ nanoseconds: Int64) -> Int64 { nanoseconds / 1_000_000 }
+        let threshold = millis(now) + FrescoLayout.futureThresholdNanoseconds / 1_000_000
+        let future = entries.filter { millis($0.mtime) > threshold }
+        let rest = entries.enumerated().filter { millis($0.element.mtime) <= threshold }
+            .sorted { (millis($0.element.mtime), $0.offset) < (millis($1.element.mtime), $1.offset) }
+            .map(\.element)
         let deleteSize = total - limit * 9 / 10
         var removed: [Entry] = []
         var sum: Int64 = 0
@@ -223,6 +230,7 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         try open(writable: false)
         lock.lock()
         let version = versionHandle
+        let style = names
         lock.unlock()
         var result = IndexPruneResult(layout: "fresco", dryRun: options.dryRun)
         guard let version else { return result }
@@ -231,7 +239,11 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         for shard in Self.list(version) where Self.isShard(shard, .integer) || Self.isShard(shard, .decimal) {
             guard let folder = try? FolderHandle.open(shard, in: version.fd, path: versionPath + "/" + shard, listing: true) else { continue }
             shardHandles[shard] = folder
-            for name in Self.list(folder) where Self.isResourceFile(Substring(name)) {
+            // `DefaultDiskStorage.getShardFileInfo`: a `.cnt` file counts
+            // only in its own shard folder (of the app's naming); elsewhere
+            // it is no entry, neither counted nor removed here.
+            for name in Self.list(folder) where Self.isResourceFile(Substring(name))
+                && FrescoLayout.shard(String(name.dropLast(4)), style) == shard {
                 var st = stat()
                 guard fstatat(folder.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
                 entries.append(Entry(shard: shard, name: name, size: Int64(st.st_size),
