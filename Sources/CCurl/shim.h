@@ -25,6 +25,37 @@ static inline CURLMcode imgwarm_multi_setopt_long(CURLM *m, CURLMoption o, long 
 static inline CURLSHcode imgwarm_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return curl_share_setopt(s, o, v); }
 static inline CURLcode imgwarm_easy_setopt_share(CURL *h, CURLSH *s) { return curl_easy_setopt(h, CURLOPT_SHARE, s); }
 
+/* A gzip or zlib (`deflate`) body inflated by the write callback itself,
+ * not by libcurl: libcurl inflates a whole read before it calls the
+ * callback and keeps the inflated rest in memory when the callback pauses,
+ * so a few KB on the wire could hold up to --max-bytes each outside the
+ * memory budget. inflateInit2 is a macro: wrapped here. 15 + 32: a zlib or
+ * a gzip header, detected. */
+#include <zlib.h>
+#include <stdlib.h>
+static inline z_stream *imgwarm_inflater_new(void) {
+    z_stream *z = calloc(1, sizeof *z);
+    if (z && inflateInit2(z, 15 + 32) != Z_OK) { free(z); return NULL; }
+    return z;
+}
+static inline void imgwarm_inflater_free(z_stream *z) {
+    if (z) { inflateEnd(z); free(z); }
+}
+/* One inflate step from `in` into `out`: what was consumed and produced, and
+ * zlib's return code (Z_OK, Z_STREAM_END, Z_BUF_ERROR: no progress possible,
+ * Z_DATA_ERROR...). */
+static inline int imgwarm_inflate(z_stream *z, const unsigned char *in, size_t in_len, size_t *consumed,
+                                  unsigned char *out, size_t out_cap, size_t *produced) {
+    z->next_in = (unsigned char *)in;
+    z->avail_in = (uInt)in_len;
+    z->next_out = out;
+    z->avail_out = (uInt)out_cap;
+    int r = inflate(z, Z_NO_FLUSH);
+    *consumed = in_len - z->avail_in;
+    *produced = out_cap - z->avail_out;
+    return r;
+}
+
 /* CURL_GLOBAL_ALL is a macro expression; call it from C so Swift needs no
  * copy of its value. */
 static inline CURLcode imgwarm_global_init(void) { return curl_global_init(CURL_GLOBAL_ALL); }

@@ -23,6 +23,17 @@ final class CurlTransfer {
     private var keepBody = false
     private(set) var bodyLimitHit = false
     private(set) var errorBodyDropped = false
+    /// A gzip or deflate body is inflated here, not by libcurl
+    /// (`imgwarm_inflater_new` says why), through a scratch buffer.
+    private var inflater: UnsafeMutablePointer<z_stream>?
+    private var inflateEnded = false
+    private var inflateScratch: UnsafeMutablePointer<UInt8>?
+    private static let inflateChunk = 64 << 10
+    /// deflate expands at most 1032:1 (zlib's FAQ): the memory a wire chunk
+    /// may inflate to, charged before any of it is consumed.
+    private static let inflateRatio = 1032
+    /// Why the body's content encoding could not be decoded.
+    private var decodingFailure: String?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
@@ -107,6 +118,15 @@ final class CurlTransfer {
     deinit {
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
+        imgwarm_inflater_free(inflater)
+        inflateScratch?.deallocate()
+    }
+
+    private func dropInflater() {
+        imgwarm_inflater_free(inflater)
+        inflater = nil
+        inflateEnded = false
+        decodingFailure = nil
     }
 
     /// Sets the attempt's options: the fixed ones of the configuration only
@@ -129,8 +149,11 @@ final class CurlTransfer {
             // Nothing but http(s), also after a redirect (no file://, ftp://...).
             imgwarm_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https")
             imgwarm_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-            // "" = every encoding this libcurl decodes (gzip, br, zstd).
-            imgwarm_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")
+            // gzip and deflate, inflated by the write callback under the
+            // memory budget (`inflate(_:count:with:)`), not by libcurl;
+            // another encoding a server sends unasked fails the entry.
+            imgwarm_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "gzip, deflate")
+            imgwarm_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 0)
             imgwarm_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(config.connectTimeout))
             imgwarm_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
             imgwarm_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, config.insecure ? 0 : 1)
@@ -207,6 +230,7 @@ final class CurlTransfer {
     func follow(_ url: String, config: DownloaderConfiguration) {
         redirectsFollowed += 1
         body = []
+        dropInflater()
         charge?.reset()
         received = 0
         bodyStatus = 0
@@ -252,27 +276,37 @@ final class CurlTransfer {
             received = 0
             body = []
             charge?.reset()
+            dropInflater()
             keepBody = (200..<300).contains(status)
             // The connection is attached only while the transfer runs.
             tls = keepBody && recordsDetail && Self.isHTTPS(currentURL) ? sessionFacts() : nil
             var length: curl_off_t = -1
             imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
-            if keepBody, length > 0 {
+            if keepBody, let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased(),
+               !encoding.isEmpty, encoding != "identity" {
+                guard ["gzip", "x-gzip", "deflate"].contains(encoding) else {
+                    decodingFailure = "the body's content encoding \(encoding.prefix(32)) was not asked for (gzip and deflate were)"
+                    return 0
+                }
+                inflater = imgwarm_inflater_new()
+                if inflater == nil {
+                    decodingFailure = "cannot start inflating the \(encoding) body"
+                    return 0
+                }
+            }
+            if keepBody, inflater == nil, length > 0 {
                 let capacity = Int(min(curl_off_t(maxBodyBytes), length))
                 // Without room in the budget the buffer grows as bytes come.
                 if charge?.grow(to: capacity) ?? true { body.reserveCapacity(capacity) }
             }
         }
+        if keepBody, let inflater { return inflate(data, count: count, with: inflater) }
         // --memory: the buffer's growth is charged before it happens; when
         // it does not fit, curl keeps these bytes and hands them over again
         // on resume (nothing is counted as received yet).
         if keepBody, let charge, body.count + count > body.capacity, received + count <= maxBodyBytes {
             let capacity = min(max(body.count + count, body.capacity * 2), maxBodyBytes)
-            if !charge.grow(to: capacity) {
-                if memoryPausedAt == nil { memoryPausedAt = CurlEventLoop.now() }
-                memoryPauses?.paused.append(self)
-                return imgwarm_writefunc_pause()
-            }
+            if !charge.grow(to: capacity) { return pauseForMemory() }
             body.reserveCapacity(capacity)
         }
         received += count
@@ -298,12 +332,69 @@ final class CurlTransfer {
         return count
     }
 
+    private func pauseForMemory() -> Int {
+        if memoryPausedAt == nil { memoryPausedAt = CurlEventLoop.now() }
+        memoryPauses?.paused.append(self)
+        return imgwarm_writefunc_pause()
+    }
+
+    /// A chunk of a gzip or deflate body. What it may inflate to (at most
+    /// `inflateRatio` times its size, and no more than `--max-bytes` allows)
+    /// is charged before any of it is consumed: a transfer that must wait
+    /// for memory pauses with only these compressed bytes held by libcurl.
+    private func inflate(_ data: UnsafeMutablePointer<CChar>?, count: Int, with z: UnsafeMutablePointer<z_stream>) -> Int {
+        guard count > 0, let data, !inflateEnded else { return count }
+        let room = maxBodyBytes - body.count
+        let (scaled, overflow) = count.multipliedReportingOverflow(by: Self.inflateRatio)
+        let worst = min(overflow ? Int.max - 64 : scaled + 64, room + 1)
+        let needed = body.count + worst
+        if needed > body.capacity {
+            if let charge, !charge.grow(to: needed) { return pauseForMemory() }
+            body.reserveCapacity(needed)
+        }
+        let scratch = inflateScratch ?? UnsafeMutablePointer<UInt8>.allocate(capacity: Self.inflateChunk)
+        inflateScratch = scratch
+        var offset = 0
+        while true {
+            var consumed = 0
+            var produced = 0
+            let r = data.withMemoryRebound(to: UInt8.self, capacity: count) {
+                imgwarm_inflate(z, $0 + offset, count - offset, &consumed, scratch, Self.inflateChunk, &produced)
+            }
+            offset += consumed
+            if produced > 0 {
+                if body.count + produced > maxBodyBytes {
+                    bodyLimitHit = true
+                    body = []
+                    charge?.reset()
+                    return 0
+                }
+                body.append(contentsOf: UnsafeBufferPointer(start: scratch, count: produced))
+            }
+            if r == Z_STREAM_END {
+                // What follows the stream's end is not the image.
+                inflateEnded = true
+                break
+            }
+            if r != Z_OK && r != Z_BUF_ERROR {
+                decodingFailure = "the body is not valid gzip or deflate data (zlib \(r))"
+                return 0
+            }
+            // All input taken and the output not full: nothing is pending.
+            if offset >= count && produced < Self.inflateChunk { break }
+            if consumed == 0 && produced == 0 { break }
+        }
+        return count
+    }
+
     /// Reads the attempt's result; call once, after curl reported it done and
     /// before the handle is reset. Moves the body out of the transfer.
-    func finish(code: CURLcode) -> AttemptOutcome {
+    func finish(code curlCode: CURLcode) -> AttemptOutcome {
         var status = 0
         imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        let detailText = String(cString: errorBuffer)
+        // A body the callback could not inflate: curl saw a write error.
+        let code = decodingFailure == nil ? curlCode : CURLE_BAD_CONTENT_ENCODING
+        let detailText = decodingFailure ?? String(cString: errorBuffer)
         let facts = AttemptClassifier.Facts(
             code: code, status: status, bodyLimitHit: bodyLimitHit, errorBodyDropped: errorBodyDropped,
             conditional: job.validators != nil, maxBodyBytes: maxBodyBytes,
