@@ -51,6 +51,8 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: f.cache + "/\(Self.md5(query)).1"))
         let meta = try String(contentsOfFile: f.cache + "/\(Self.md5(query)).0", encoding: .utf8)
         #expect(meta.hasPrefix(query + "\nGET\n"), "\(meta)")
+        let path = try BinaryRunner.run(["cache", "path", "--cache", f.cache, "--layout", "okhttp", query])
+        #expect(path.stdout == f.cache + "/\(Self.md5(query)).1\n", "\(path.stdout) \(path.stderr)")
         f.server.shutdown()
         let reading = try Self.read(f.cache, force: true, urls: [query, host])
         let answer = OkHttpCacheReader.Answer(status: 200, length: png.count, sha256: Self.sha256(png), source: "cache")
