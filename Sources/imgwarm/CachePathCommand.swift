@@ -22,8 +22,10 @@ struct CachePathCommand: ParsableCommand {
         try cache.openIndex(writable: false)
         var allExist = true
         for argument in urls {
-            // The default key of a manifest line with this URL.
-            let key = (try? ParsedURL.parse(argument).get())?.absolute ?? argument
+            // The default key of a manifest line with this URL (a layout
+            // keyed by the URL keys the text as written).
+            let parsed = try? ParsedURL.parse(argument).get()
+            let key = cache.layout.manifestKeyRule.map { $0.key(argument) } ?? parsed?.absolute ?? argument
             if let existing = cache.existingPath(forKey: key) {
                 print(existing)
             } else {

@@ -27,7 +27,8 @@ public struct ManifestSource: Sendable, Equatable, CustomStringConvertible {
 
 /// The key rule of a layout keyed by the URL itself as the library
 /// canonicalises it (OkHttp's `HttpUrl.toString()`): no `key=`, no
-/// `--key-strip-query`, no credentials in the URL.
+/// `--key-strip-query`, no credentials in the URL. `key` is given the
+/// manifest's text of the URL (`ParsedURL.text`).
 public struct ManifestKeyRule: Sendable {
     public var layout: String
     /// Why the URL is the key, for the refusals.
@@ -255,7 +256,9 @@ public struct ManifestReader {
                       options: ManifestOptions) -> ManifestEntry {
         let defaultKey = options.stripQueryFromKeys ? parsed.absoluteWithoutQuery : parsed.absolute
         if let rule = options.urlKeys {
-            return ManifestEntry(url: parsed.absolute, key: rule.key(parsed.absolute), priority: priority, source: source,
+            // The library keys the URL as the app wrote it, not as
+            // Foundation re-encodes it (`[1]` and `%zz` stay in a query).
+            return ManifestEntry(url: parsed.absolute, key: rule.key(parsed.text), priority: priority, source: source,
                                  reencoded: parsed.reencoded, hostKey: parsed.hostKey)
         }
         return ManifestEntry(url: parsed.absolute, key: key ?? defaultKey, priority: priority, source: source,

@@ -204,7 +204,10 @@ public final class Prefetcher: @unchecked Sendable {
     /// The URL an index keeps for an entry: flutter's `url` column never
     /// holds userinfo (`FlutterLayout.refusal` let such an entry through
     /// only with its own key).
+    /// OkHttp's entry holds the URL its key is made of (`Entry.matches`
+    /// compares it with the request's `HttpUrl.toString()`).
     private func indexURL(_ entry: Finish.Entry) -> String {
+        if cache.layout.kind == .okhttp { return entry.key }
         guard cache.layout.kind == .flutter else { return entry.url }
         return FlutterLayout.indexURL(entry.url) ?? entry.key
     }

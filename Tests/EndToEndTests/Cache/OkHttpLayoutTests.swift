@@ -36,6 +36,33 @@ import TestSupport
         #expect(reading.reopenedCount == expected.count, "\(reading.output)", sourceLocation: sourceLocation)
     }
 
+    /// A query OkHttp keeps as written (`[1]`, `%zz`) but imgwarm requests
+    /// re-encoded, and a percent-encoded host: OkHttp's Cache answers the
+    /// URL as the app wrote it.
+    @Test func urlsWrittenAsTheAppWritesThemAreServed() throws {
+        _ = try Self.reader()
+        let f = try WarmFixture()
+        let png = TinyPNG.make(width: 7, height: 7, seed: 92)
+        f.server.setFile("/q.png", bytes: png, contentType: "image/png")
+        let query = f.server.url("/q.png") + "?x=[1]&a=%zz"
+        let host = f.server.url("/q.png").replacingOccurrences(of: "127.0.0.1", with: "127.0.0.%31") + "?h"
+        let run = try f.warm([f.writeManifest([query, host]), "--layout", "okhttp"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: f.cache + "/\(Self.md5(query)).1"))
+        let meta = try String(contentsOfFile: f.cache + "/\(Self.md5(query)).0", encoding: .utf8)
+        #expect(meta.hasPrefix(query + "\nGET\n"), "\(meta)")
+        let path = try BinaryRunner.run(["cache", "path", "--cache", f.cache, "--layout", "okhttp", query])
+        #expect(path.stdout == f.cache + "/\(Self.md5(query)).1\n", "\(path.stdout) \(path.stderr)")
+        f.server.shutdown()
+        let reading = try Self.read(f.cache, force: true, urls: [query, host])
+        let answer = OkHttpCacheReader.Answer(status: 200, length: png.count, sha256: Self.sha256(png), source: "cache")
+        #expect(reading.status == 0 && reading.answers[query] == answer && reading.answers[host] == answer, "\(reading.output)")
+        // The cache's own listing names each URL as HttpUrl prints it: the host decoded.
+        let decodedHost = f.server.url("/q.png") + "?h"
+        #expect(Set(reading.urls) == [query, decodedHost], "\(reading.output)")
+        #expect(FileManager.default.fileExists(atPath: f.cache + "/\(Self.md5(decodedHost)).1"))
+    }
+
     @Test func warmOverHTTPIsServedByOkHttpsCache() throws {
         _ = try Self.reader()
         let f = try WarmFixture()

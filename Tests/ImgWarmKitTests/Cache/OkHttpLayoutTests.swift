@@ -56,9 +56,45 @@ import Testing
         ("http://a.b/x/..", "http://a.b/"),
         ("http://a.b/x/%2E", "http://a.b/x/"),
         ("http://a.b?", "http://a.b/?"),
+        // Also printed by OkHttp 3.13's HttpUrl (canonicalizeHost,
+        // inet6AddressToAscii, PATH_SEGMENT_ENCODE_SET, QUERY_ENCODE_SET),
+        // from the manifest's text as written.
+        ("http://[::FFFF:1.2.3.4]/", "http://1.2.3.4/"),
+        ("http://[::ffff:1.2.3.4]:8080/p", "http://1.2.3.4:8080/p"),
+        ("http://[::1.2.3.4]/", "http://[::102:304]/"),
+        ("http://ex%41mple.com/", "http://example.com/"),
+        ("http://EX%41MPLE.com/a.png", "http://example.com/a.png"),
+        ("http://b%C3%BCcher.de/", "http://xn--bcher-kva.de/"),
+        ("http://B%C3%9Ccher.de/x", "http://xn--bcher-kva.de/x"),
+        ("http://bücher.de/", "http://xn--bcher-kva.de/"),
+        ("http://a.b/?x=[1]", "http://a.b/?x=[1]"),
+        ("http://a.b/?a=%zz", "http://a.b/?a=%zz"),
+        ("http://a.b/p?a=%zz&b=[x]", "http://a.b/p?a=%zz&b=[x]"),
+        ("http://a.b/p%zz", "http://a.b/p%zz"),
+        ("http://a.b/[1]", "http://a.b/[1]"),
+        ("http://a.b/?a=%5B1%5D", "http://a.b/?a=%5B1%5D"),
+        ("http://a.b/{x}|^`?{x}|^`", "http://a.b/%7Bx%7D%7C%5E%60?{x}|^`"),
+        ("http://a.b/a b?c d#e f", "http://a.b/a%20b?c%20d#e f"),
+        ("http://a.b/ü?ü=ü#ü", "http://a.b/%C3%BC?%C3%BC=%C3%BC#ü"),
+        ("http://a.b/a\\b", "http://a.b/a/b"),
+        ("http://a.b/\"<>?\"<>", "http://a.b/%22%3C%3E?%22%3C%3E"),
     ])
     func canonicalURLIsHttpUrlToString(_ input: String, _ expected: String) {
         #expect(OkHttpURL.canonical(input) == expected)
+        // The layout canonicalises a key again when naming its file.
+        #expect(OkHttpURL.canonical(expected) == expected)
+    }
+
+    /// `Cache.key(HttpUrl.get(url))` as OkHttp 3.13 printed it.
+    @Test(arguments: [
+        ("http://[::FFFF:1.2.3.4]/", "464a734bf309ac6fb27bd06f02e1ee3b"),
+        ("http://ex%41mple.com/", "a6bf1757fff057f266b697df9cf176fd"),
+        ("http://b%C3%BCcher.de/", "d15b9aa75b1a8f5db5743cab74ecd17b"),
+        ("http://a.b/?x=[1]", "ea5dd02662ea730615f7418f064c32f1"),
+        ("http://a.b/?a=%zz", "fc822de87f9190f3e1f96d98d3ce3540"),
+    ])
+    func diskKeyIsCacheKey(_ input: String, _ expected: String) {
+        #expect(OkHttpLayout.diskKey(input) == expected)
     }
 
     static func response(_ headers: [(String, String)], url: String = "http://h.test:8080/a.png", status: Int = 200,
@@ -154,5 +190,11 @@ import Testing
         if case .entry(let e) = reader.parse(line: Array("HTTP://A.B:80/x.png".utf8), source: source) {
             #expect(e.key == "http://a.b/x.png")
         } else { Issue.record("plain URL refused") }
+        // The key is made of the text as written: Foundation's re-encoding
+        // (`%5B1%5D`, `%25zz`) is not OkHttp's.
+        if case .entry(let e) = reader.parse(line: Array("http://a.b/x.png?x=[1]&a=%zz".utf8), source: source) {
+            #expect(e.key == "http://a.b/x.png?x=[1]&a=%zz")
+            #expect(e.url != e.key)
+        } else { Issue.record("query URL refused") }
     }
 }

@@ -1,18 +1,23 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
-/// A URL as OkHttp's `HttpUrl.toString()` prints it, from an RFC 3986-valid
-/// absolute http(s) URL (`ParsedURL.absolute`): OkHttp's cache keys and
-/// stores entries by that text (`Cache.key`, `Entry.writeTo`), so a
-/// manifest URL written another way must still find the app's entry.
-/// What `HttpUrl.Builder.parse` and `toString` change of such a URL:
-/// - the scheme and host in lowercase (an IPv6 host in its shortest form);
+/// A URL as OkHttp's `HttpUrl.toString()` prints it, from a manifest's
+/// http(s) URL as written (before imgwarm's RFC 3986 re-encoding, which
+/// OkHttp does not do): OkHttp's cache keys and stores entries by that text
+/// (`Cache.key`, `Entry.writeTo`), so a manifest URL written another way
+/// must still find the app's entry. What `HttpUrl.Builder.parse` and
+/// `toString` change of such a URL:
+/// - the scheme in lowercase; the host percent-decoded, IDNA-encoded and
+///   lowercased, an IPv6 host in its shortest form, an IPv4-mapped one as
+///   IPv4 (`canonicalizeHost`);
 /// - the port left out when it is the scheme's default (`defaultPort`);
-/// - an empty path written `/`, and `.`/`..` segments (also `%2e`)
-///   resolved (`resolvePath`, `isDot`, `isDotDot`);
-/// - in the query, `'` percent-encoded (`QUERY_ENCODE_SET` is
-///   `" \"'<>#"`; the others cannot appear raw in an RFC 3986 query).
+/// - an empty path written `/`, `\` read as `/`, and `.`/`..` segments
+///   (also `%2e`) resolved (`resolvePath`, `isDot`, `isDotDot`);
+/// - in the path, `PATH_SEGMENT_ENCODE_SET` and non-ASCII percent-encoded;
+///   in the query, `QUERY_ENCODE_SET` (`" \"'<>#"`) and non-ASCII; `%` kept
+///   as written (`[1]` and `%zz` stay); the fragment as written.
 /// Userinfo is not handled: the okhttp layout refuses such URLs.
 public enum OkHttpURL {
     struct Parts {
@@ -57,18 +62,106 @@ public enum OkHttpURL {
         return Parts(scheme: scheme, host: canonicalHost(String(host)), port: port, path: path, query: query, fragment: fragment)
     }
 
-    /// Lowercase; an IPv6 literal in the form `inet6AddressToAscii` gives
-    /// (lowercase hex, the longest run of zero groups as `::`).
+    /// `canonicalizeHost`: the host percent-decoded, then an IPv6 literal
+    /// as `inet6AddressToAscii` prints it (an IPv4-mapped one as the IPv4
+    /// address `InetAddress.getByAddress` makes of it), a name through
+    /// `domainToAscii` (IDNA, lowercase).
     static func canonicalHost(_ host: String) -> String {
-        let lower = host.lowercased()
-        guard lower.hasPrefix("["), lower.hasSuffix("]") else { return lower }
-        var address = in6_addr()
-        let inner = String(lower.dropFirst().dropLast())
-        guard inet_pton(AF_INET6, inner, &address) == 1 else { return lower }
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else { return lower }
-        return "[" + String(cString: buffer) + "]"
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            var address = in6_addr()
+            let inner = String(host.dropFirst().dropLast())
+            guard inet_pton(AF_INET6, inner, &address) == 1 else { return host.lowercased() }
+            let bytes = withUnsafeBytes(of: &address) { Array($0) }
+            return ipv6Text(bytes)
+        }
+        let decoded = percentDecoded(host)
+        if decoded.utf8.allSatisfy({ $0 < 0x80 }) { return decoded.lowercased() }
+        // Foundation's URL IDNA-encodes a non-ASCII host (as ParsedURL
+        // relies on for a raw one).
+        guard let absolute = URL(string: "http://" + decoded + "/")?.absoluteString,
+              absolute.hasPrefix("http://"), absolute.hasSuffix("/") else { return decoded.lowercased() }
+        return String(absolute.dropFirst(7).dropLast()).lowercased()
     }
+
+    /// `inet6AddressToAscii`: lowercase hex groups, the first longest run
+    /// of at least two zero groups as `::`; an IPv4-mapped address
+    /// (`::ffff:a.b.c.d`) is an `Inet4Address` in Java, printed dotted.
+    static func ipv6Text(_ bytes: [UInt8]) -> String {
+        guard bytes.count == 16 else { return "" }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return bytes[12...].map { String($0) }.joined(separator: ".")
+        }
+        var longestOffset = -1, longestLength = 0
+        var i = 0
+        while i < 16 {
+            let start = i
+            while i < 16 && bytes[i] == 0 && bytes[i + 1] == 0 { i += 2 }
+            let length = i - start
+            if length > longestLength && length >= 4 { longestOffset = start; longestLength = length }
+            i += 2
+        }
+        var out = "["
+        i = 0
+        while i < 16 {
+            if i == longestOffset {
+                out += ":"
+                i += longestLength
+                if i == 16 { out += ":" }
+            } else {
+                if i > 0 { out += ":" }
+                out += String(Int(bytes[i]) << 8 | Int(bytes[i + 1]), radix: 16)
+                i += 2
+            }
+        }
+        return out + "]"
+    }
+
+    /// `percentDecode`: `%XX` with two hex digits decoded, anything else kept.
+    static func percentDecoded(_ text: String) -> String {
+        guard text.contains("%") else { return text }
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count,
+               let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
+                out.append(high << 4 | low)
+                i += 3
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// `canonicalize` with `alreadyEncoded`: the bytes of `encodeSet` and
+    /// non-ASCII (as UTF-8) become `%XX`; `%` is kept, valid escape or not.
+    static func encoded(_ text: String, _ encodeSet: String) -> String {
+        guard text.utf8.contains(where: { $0 >= 0x80 || encodeSet.utf8.contains($0) }) else { return text }
+        var out = ""
+        for c in text.utf8 {
+            if c >= 0x80 || encodeSet.utf8.contains(c) {
+                out += "%" + String(c >> 4, radix: 16, uppercase: true) + String(c & 0xF, radix: 16, uppercase: true)
+            } else {
+                out.unicodeScalars.append(Unicode.Scalar(c))
+            }
+        }
+        return out
+    }
+
+    /// HttpUrl's PATH_SEGMENT_ENCODE_SET and QUERY_ENCODE_SET (the fragment's is empty).
+    static let pathEncodeSet = " \"<>^`{}|"
+    static let queryEncodeSet = " \"'<>"
 
     static func defaultPort(_ scheme: String) -> String? {
         scheme == "http" ? "80" : scheme == "https" ? "443" : nil
@@ -85,8 +178,9 @@ public enum OkHttpURL {
         guard let parts = split(url) else { return url }
         var out = parts.scheme + "://" + parts.host
         if let port = explicitPort(parts) { out += ":" + port }
-        out += resolvedPath(parts.path)
-        if let query = parts.query { out += "?" + query.replacingOccurrences(of: "'", with: "%27") }
+        // A backslash in the path is a slash to HttpUrl (`slashCount`, `delimiterOffset(input, pos, limit, "/\\")`).
+        out += resolvedPath(encoded(parts.path.replacingOccurrences(of: "\\", with: "/"), pathEncodeSet))
+        if let query = parts.query { out += "?" + encoded(query, queryEncodeSet) }
         if let fragment = parts.fragment { out += "#" + fragment }
         return out
     }
