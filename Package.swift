@@ -149,7 +149,7 @@ let package = Package(
             dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // Issue 9: the adversarial suite (kills, concurrent runs, disk full,
+        // The adversarial suite (kills, concurrent runs, disk full,
         // network faults at scale, bad manifests, TLS) against the binary.
         .testTarget(
             name: "ReliabilityTests",

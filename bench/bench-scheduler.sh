@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scheduler's targets (issue 26; docs/performance.md): latency profile at
+# The scheduler's targets (docs/performance.md): latency profile at
 # 40 and 120 ms (defaults vs the best fixed -j vs curl --parallel), loopback
 # defaults vs -j 16, a 429 origin, an HTTP/1.1-only origin's connections,
 # --rate and --limit-rate. Alternated rounds, medians, ratios and CPU seconds.

@@ -359,7 +359,7 @@ def cmd_rounds(work, name, rounds, j, imgwarm, outfile):
     rs = ratios["faster(curl,wget2)"]
     say(f"{'faster(curl,wget2)':20s} {'':9s} {'':7s} {'':8s} {'':6s} {'':7s}  " + " ".join(f"{x:.2f}" for x in rs)
         + f" -> {statistics.median(rs):.2f}")
-    # imgwarm's own cost apart from decoding, against the same peers (issue 15).
+    # imgwarm's own cost apart from decoding, against the same peers.
     if "imgwarm -n" in times:
         nv = [times["imgwarm -n"][i] / min(times["curl"][i], times["wget2"][i]) for i in range(rounds)]
         nc = [cpus["imgwarm -n"][i] / cpus["curl"][i] for i in range(rounds)]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# imgwarm against its peers on loopback (issue 8). Idempotent: the corpus is
+# imgwarm against its peers on loopback. Idempotent: the corpus is
 # made once under the work dir and kept.
 #
 #   bench/bench.sh                 full size: 20,000 thumbnails (5-20 KB), 5,000 large (50-300 KB)

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `--layout glide|coil|coil2|flutter` end to end (issue 25): the real
+/// `--layout glide|coil|coil2|flutter` end to end: the real
 /// binary warms from the loopback server, then the folder is opened by
 /// readers nobody here wrote: OkHttp's DiskLruCache (Debian's
 /// libokhttp-java) for the journals, Python's sqlite3 for flutter's

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `--decode-memory` against the real binary (issue 22, point 8): a 1.1 MB
+/// `--decode-memory` against the real binary: a 1.1 MB
 /// progressive 9999x9999 JPEG took 609 MB of RSS to validate, and six at
 /// once 1.2 GB. The images here are 4000x4000 progressive 4:4:4 JPEGs
 /// (libjpeg keeps 96 MB of coefficients for each, jdcoefct.c), small

@@ -74,7 +74,7 @@ import ImgWarmKit
         return true
     }
 
-    /// Issue 13: files an app shows (SDWebImage's sniff, its AVIF coder,
+    /// Files an app shows (SDWebImage's sniff, its AVIF coder,
     /// ImageIO behind SDImageIOCoder) are never deleted as broken; data of
     /// an unknown format is listed and kept unless --strict-formats.
     @Test func deleteKeepsEveryFormatAnAppShows() throws {

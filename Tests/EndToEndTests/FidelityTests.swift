@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The app finds, keeps and ages exactly what imgwarm wrote (issue 13), end
+/// The app finds, keeps and ages exactly what imgwarm wrote, end
 /// to end: the real binary against the loopback server.
 @Suite(.serialized) struct FidelityTests {
     static func md5(_ s: String) -> String {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 22, point 10: the bar reached the terminal in 4 KiB bursts (the
+/// The bar reached the terminal in 4 KiB bursts (the
 /// first after about 6 s, sometimes cut mid-line), and the summary was
 /// glued to a stale bar (`22/24 91% | 22 downlo24 entries: 24 downloaded`),
 /// also after a signal. Here the binary runs on a real terminal (a tmux

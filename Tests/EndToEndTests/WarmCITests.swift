@@ -5,7 +5,7 @@ import FoundationXML
 import Testing
 import TestSupport
 
-/// The options that make `warm` drivable from CI and cron (issue 6).
+/// The options that make `warm` drivable from CI and cron.
 @Suite(.serialized) struct WarmCITests {
     @Test func junitParsesBackWithOneCasePerEntryAndFailuresCarryTheReason() throws {
         let f = try WarmFixture()

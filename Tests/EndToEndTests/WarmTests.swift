@@ -110,7 +110,7 @@ import TestSupport
         let totals = try f.report(report).totals
         #expect(totals["revalidated"] as? Int == 10)
         // A 304 renews the access time only: SDWebImage leaves the file
-        // itself untouched then (issue 13).
+        // itself untouched then.
         var st = stat()
         #expect(stat(path, &st) == 0)
         #expect(st.st_atim.tv_sec > 1_000_000_000)
@@ -300,8 +300,8 @@ import TestSupport
     }
 
     /// WarmPlan alone owns the order: the engine starts entries as they
-    /// arrive. Before issue 15 its queue re-sorted what reached it together
-    /// and `--order lifo -j 1` ran 26 27 28 29 25 23 24 22 ...
+    /// arrive. An engine queue that re-sorted what reached it together
+    /// made `--order lifo -j 1` run 26 27 28 29 25 23 24 22 ...
     @Test func lifoWithOneTransferRunsNewestFirstExactly() throws {
         let f = try WarmFixture()
         let urls = f.servePNGs(30)

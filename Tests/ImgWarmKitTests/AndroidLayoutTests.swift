@@ -4,7 +4,7 @@ import TestSupport
 @testable import ImgWarmKit
 
 /// Names, journal lines and records of the Android and Flutter layouts,
-/// against values read from the libraries' sources (issue 25):
+/// against values read from the libraries' sources:
 /// - Glide: github.com/bumptech/glide at bf4901de (library/..., third_party/disklrucache/...)
 /// - Coil 3: github.com/coil-kt/coil at a42b7709 (main); Coil 2: tag 2.7.0
 /// - flutter_cache_manager: github.com/Baseflow/flutter_cache_manager at 515cc9e5

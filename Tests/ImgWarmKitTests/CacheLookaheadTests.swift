@@ -87,7 +87,7 @@ import Testing
     /// A cache empty at the start is not looked into per file: a file that
     /// appears later (another run's, or a neighbour's) is not seen by the
     /// lookup, and the store then replaces it: what the report calls
-    /// downloaded is what this run wrote (issue 22).
+    /// downloaded is what this run wrote.
     @Test func aCacheEmptyAtTheStartIsNotStatPerFileAndAFileAppearingMeanwhileIsReplaced() throws {
         let dir = makeTempDirectory("imgwarm-lookups-empty")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -109,7 +109,7 @@ import Testing
         #expect(first.existing == nil && first.unchecked)
         #expect(first.name == cache.fileName(forKey: plan.key(Int(plan.order[0]))))
         // Our copy replaces theirs: the name holds the bytes this run wrote
-        // and reports as downloaded (issue 22); no temp file is left.
+        // and reports as downloaded; no temp file is left.
         try Data("ours".utf8).withUnsafeBytes {
             try cache.store($0, as: first.name, replacing: nil, likelyNew: first.unchecked)
         }

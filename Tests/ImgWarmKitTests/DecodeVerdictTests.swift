@@ -2,7 +2,7 @@ import Testing
 import TestSupport
 @testable import ImgWarmKit
 
-/// Issue 23: verdicts as the apps' decoders give them. Each image here is
+/// Verdicts as the apps' decoders give them. Each image here is
 /// made in the test; each failed (or passed wrongly) before the fix.
 @Suite struct DecodeVerdicts {
     // MARK: sniffing as SDWebImage does

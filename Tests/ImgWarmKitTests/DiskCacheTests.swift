@@ -48,7 +48,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
     /// bytes are being written no name exists for it anywhere. A file
     /// already at the name (another run's, or a neighbour's planted while
     /// this one downloaded) is replaced through a temp file and rename(2),
-    /// so the name holds what this run wrote (issue 22), as a replacement
+    /// so the name holds what this run wrote, as a replacement
     /// always does.
     @Test func newEntriesAreWrittenUnnamedThenLinked() throws {
         let dir = makeTempDirectory()
@@ -88,7 +88,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         #expect(try fm.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
     }
 
-    /// What may count as an entry (issue 22): regular files only, and in
+    /// What may count as an entry: regular files only, and in
     /// a folder others may write only the running user's.
     @Test(arguments: [
         (S_IFREG, uid_t(1000), false, true),

@@ -209,7 +209,7 @@ import Testing
                                          reason: "404 Not Found", failedAt: 2.25)
             try s.apply([.failed(a), .failed(b)])
             let rows = try s.failedURLs()
-            // A URL with a query is kept as a digest, shown redacted (issue 22).
+            // A URL with a query is kept as a digest, shown redacted.
             #expect(rows.map(\.displayURL) == [a.url, b.url])
             #expect(rows.map(\.isDigest) == [true, false])
             #expect(rows.map(\.key) == [a.key, b.key])

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 @testable import ImgWarmKit
 
-/// The pure stages of `warm`, by tables of cases (issue 15).
+/// The pure stages of `warm`, by tables of cases.
 @Suite struct PrefetchTriageTests {
     struct Case: CustomStringConvertible {
         var existing: Int64?

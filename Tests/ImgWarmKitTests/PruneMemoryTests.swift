@@ -1,7 +1,7 @@
 import Testing
 @testable import ImgWarmKit
 
-/// The compact structures behind `cache prune`'s memory bound (issue 15).
+/// The compact structures behind `cache prune`'s memory bound.
 @Suite struct PruneIncrementalSortTests {
     /// Taking every element gives the sorted order; taking `k` gives the k
     /// smallest in order at the front, the rest behind them in any order.

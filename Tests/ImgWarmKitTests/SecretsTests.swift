@@ -3,7 +3,7 @@ import Testing
 @testable import ImgWarmKit
 import TestSupport
 
-/// Issue 22, points 4 to 7, at the level of the pure rules: one redaction
+/// Points 4 to 7, at the level of the pure rules: one redaction
 /// rule, one terminal escape, one owner of header rules, one redirect rule,
 /// and a state database that keeps no secret. The end-to-end proofs against
 /// the binary are in ReliabilityTests/SecretsAndHeadersTests.swift.

@@ -3,7 +3,7 @@ import ImgWarmKit
 import Testing
 import TestSupport
 
-/// Issue 25: two warms on one Glide/Coil/flutter folder, both killed with
+/// Two warms on one Glide/Coil/flutter folder, both killed with
 /// SIGKILL at a random moment (half of the rounds with slow writes, so the
 /// kill often lands inside an entry's store), then a prune to a random size;
 /// after every round the folder must open in a reader nobody here wrote and

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-// Issue 22, points 1, 2, 3, 11 and 12: imgwarm touches nothing outside the
+// Imgwarm touches nothing outside the
 // cache folder it was given, whatever a neighbour who may write in or
 // around that folder plants or swaps, and says what happened. Every test
 // drives the real binary; the victims are files outside the cache that a
@@ -538,8 +538,7 @@ func runBoundByPermissions(_ args: [String], why: String) throws -> (status: Int
     return (run.status, run.stdout + run.stderr)
 }
 
-/// The same guarantees for the layouts with an index (issue 22 for issue
-/// 25's layouts): a DiskLruCache journal (Glide, Coil) and
+/// The same guarantees for the layouts with an index: a DiskLruCache journal (Glide, Coil) and
 /// flutter_cache_manager's database. Their journal, database and value
 /// files are named relative to the cache folder's descriptor without
 /// following a link; what is at a value's name counts only under the

@@ -4,7 +4,7 @@ import ImgWarmKit
 import Testing
 import TestSupport
 
-/// Issue 22, points 4 to 7, against the real binary and real loopback
+/// Points 4 to 7, against the real binary and real loopback
 /// servers: secrets in no output and no file, headers only where they
 /// belong, server bytes escaped, https → http refused, --insecure recorded.
 @Suite("Secrets, headers, escapes and downgrades (binary)", .serialized)

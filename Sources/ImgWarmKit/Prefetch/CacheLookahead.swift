@@ -13,7 +13,7 @@ import Foundation
 /// and its store links an unnamed file in, or, when a file is at the name
 /// by then, replaces it atomically: the name then holds the bytes this run
 /// wrote and reports as downloaded, never a file someone else put there
-/// while it downloaded (issue 22). The cost is only the transfer.
+/// while it downloaded. The cost is only the transfer.
 ///
 /// Names come from the MD5 the plan computed for each key (SDWebImage's
 /// names are that MD5), so a run hashes each key once.

@@ -12,7 +12,7 @@ import CFileScan
 /// O_EXCL | O_NOFOLLOW relative to a descriptor of the target's folder:
 /// nothing planted at any name (a symbolic link where a `<name>.tmp-<pid>`
 /// once went, predictable for imgwarm as pid 1 in a container) is ever
-/// written through (issue 22). The rename replaces whatever is at the
+/// written through. The rename replaces whatever is at the
 /// target's name, a link included, and never writes through it.
 public final class AtomicFileWriter {
     public let path: String

@@ -5,7 +5,7 @@ import Foundation
 import CFileScan
 
 /// The folders an index layout works in, each opened once with O_NOFOLLOW
-/// (issue 22, as `DiskCache.Folders` for the iOS layouts): the cache folder,
+/// (as `DiskCache.Folders` for the iOS layouts): the cache folder,
 /// and imgwarm's `.imgwarm/tmp` for the temp files of a store, opened
 /// relative to it and checked private. The journal, the value files, and
 /// flutter's files are named relative to these descriptors only, so a name

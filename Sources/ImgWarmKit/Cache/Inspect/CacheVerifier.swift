@@ -184,7 +184,7 @@ public struct CacheVerifier: Sendable {
         var walker = DirectoryWalker()
         walker.descends = cache.layout.kind.walksSubfolders
         // A link, FIFO or device at an entry's name is no image: the app
-        // would read through a link to wherever it points (issue 22).
+        // would read through a link to wherever it points.
         walker.onOther = { dirfd, folder, name, type in
             let p = path(folder, String(cString: name))
             report.checked += 1

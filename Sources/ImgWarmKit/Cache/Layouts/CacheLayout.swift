@@ -56,7 +56,7 @@ public protocol CacheLayout: Sendable {
 /// The `--layout` values.
 public enum CacheLayoutKind: String, CaseIterable, Sendable {
     case sdwebimage, kingfisher, nuke
-    /// Android and Flutter (issue 25): Glide's data cache, Coil 3, Coil 2,
+    /// Android and Flutter: Glide's data cache, Coil 3, Coil 2,
     /// flutter_cache_manager.
     case glide, coil, coil2, flutter
     /// OkHttp's HTTP cache (Picasso, Coil 1, React Native's fetch).

@@ -42,7 +42,7 @@ public enum PruneReport {
 
     /// Why a trim stopped above its target: what is left, by cause (every
     /// file that could go was gone or judged by then). Only the causes that
-    /// hold: "pinned files alone" was said with nothing pinned (issue 22).
+    /// hold: "pinned files alone" was said with nothing pinned.
     static func whatRemains(_ r: PruneResult) -> String {
         var causes: [String] = []
         if r.pinnedFiles > 0 {

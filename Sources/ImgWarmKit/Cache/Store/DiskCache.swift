@@ -97,8 +97,8 @@ public final class DiskCache: @unchecked Sendable {
     /// The cache folder and imgwarm's two folders in it, each opened once
     /// with O_NOFOLLOW: every name in the cache is looked up, created,
     /// renamed and removed relative to these descriptors, never by path, so
-    /// a folder swapped for a symbolic link during a run leads nowhere
-    /// (issue 22). A store also costs the kernel one name lookup instead of
+    /// a folder swapped for a symbolic link during a run leads nowhere.
+    /// A store also costs the kernel one name lookup instead of
     /// a walk of every component of two absolute paths (a C loop of 20,000
     /// stores on tmpfs: 0.305 against 0.336 CPU-s).
     /// A cache folder renamed away during a run keeps receiving the run's
@@ -362,8 +362,8 @@ public final class DiskCache: @unchecked Sendable {
                                    write: (Int32, UnsafeRawBufferPointer) -> Int32) throws -> String {
         if let index {
             // The index's own store (journal or database rows with the
-            // file); its `keepExisting` is what `likelyNew` was before
-            // issue 22 (a cache empty at the start keeps a file found there).
+            // file); `keepExisting`: a cache empty at the start keeps a
+            // file found there (`likelyNew`).
             try bytes.withUnsafeBytes {
                 try index.store($0, as: name, response: response, keepExisting: likelyNew, write: write)
             }

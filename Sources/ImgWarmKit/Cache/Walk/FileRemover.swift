@@ -11,7 +11,7 @@ import CFileScan
 /// A folder is opened again relative to its parent's descriptor, one
 /// component at a time with O_NOFOLLOW, and must be the folder the walk
 /// listed (device and inode): a sub-folder swapped for a symbolic link, or
-/// for another folder, since the walk is not deleted in (issue 22: by path,
+/// for another folder, since the walk is not deleted in (by path,
 /// such a swap made prune delete files outside the cache).
 final class FileRemover {
     enum Outcome: Equatable {

@@ -6,7 +6,7 @@ import CFileScan
 /// A folder opened once, with `O_NOFOLLOW`, and what it was when opened
 /// (device, inode, owner, mode). Every operation inside it goes relative to
 /// `fd`, so a name swapped for a symbolic link after the open cannot lead
-/// an unlink, a rename or a create out of it (issue 22: by path, a
+/// an unlink, a rename or a create out of it (by path, a
 /// neighbour who swapped `.imgwarm/tmp` for a link made the stale-temp
 /// clean-up delete another folder's files).
 public final class FolderHandle: @unchecked Sendable {  // immutable after init; fd closed in deinit only
