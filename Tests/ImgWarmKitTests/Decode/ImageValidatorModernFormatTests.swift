@@ -9,7 +9,7 @@ import Testing
 // AVIF (libavif + libaom), HEIC/HEIF (libheif) and JPEG XL (libjxl): the
 // images come from the same libraries' encoders (CImageFixtures).
 
-// validate(_:_:) and reason(_:): the shared helpers of DecodeValidatorTests.swift.
+// validate(_:_:) and reason(_:): the shared helpers of ImageValidatorTests.swift.
 
 private func limit(_ maxPixels: UInt64) -> ValidationOptions {
     var options = ValidationOptions()

@@ -4,7 +4,7 @@ import Testing
 /// The scheduler's pure decisions: the adaptive limit, token buckets, the
 /// rate a 429 leaves, `--rate` syntax, and each host's cap.
 @Suite("Scheduler limits")
-struct SchedulerLimitTests {
+struct ConcurrencyLimiterTests {
     // MARK: adaptive limit
 
     /// Feeds `rounds` full rounds of samples of `latency` seconds with the

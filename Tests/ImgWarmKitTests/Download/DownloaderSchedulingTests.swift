@@ -6,7 +6,7 @@ import TestSupport
 /// The queue as the server sees it: how many requests are open at once, in
 /// which order they arrive, how many reach it at all.
 @Suite("Download scheduling", .serialized)
-struct DownloadSchedulingTests {
+struct DownloaderSchedulingTests {
     @Test func concurrencyLimitHoldsForFiveHundredRequests() throws {
         // 8 connections allowed: -j is the limit under test, not the HTTP/1.1 cap.
         try withServer(testConfiguration { $0.concurrency = 8; $0.hostConnections = 8 }) { server, downloader in

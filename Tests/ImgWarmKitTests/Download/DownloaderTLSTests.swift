@@ -9,7 +9,7 @@ import TestSupport
 /// (TestSupport's missing-tool rule).
 @Suite("Download over TLS and HTTP/2", .serialized,
        .needs(TestTLSServer.isAvailable, "needs nginx (with HTTP/2) and openssl: the TLS/HTTP2 download tests did not run"))
-struct DownloadTLSTests {
+struct DownloaderTLSTests {
     private func withTLSServer(_ config: DownloaderConfiguration, http2: Bool = true, keepaliveRequests: Int? = nil,
                                _ body: (TestTLSServer, Downloader) throws -> Void) throws {
         let server = try TestTLSServer.start(http2: http2, keepaliveRequests: keepaliveRequests)

@@ -6,7 +6,7 @@ import TestSupport
 /// What one request comes to against a real loopback server: outcome class,
 /// attempts, requests the server saw, and nothing of a failed body leaking.
 @Suite("Download outcomes", .serialized)
-struct DownloadOutcomeTests {
+struct DownloaderTests {
     @Test func successCarriesBodyAndHeaders() throws {
         try withServer { server, downloader in
             let bytes = sampleBytes(5000)

@@ -6,7 +6,7 @@ import Testing
 /// The pure parts of the engine: retry delays, classification, URL text and
 /// the queue's ordering, without sockets.
 @Suite("Download policy")
-struct DownloadPolicyTests {
+struct RetryPolicyTests {
     private func policy(base: Double = 0.5, cap: Double = 30, random: Double) -> RetryPolicy {
         var config = DownloaderConfiguration()
         config.backoffBase = base

@@ -3,7 +3,7 @@ import Testing
 
 /// The plan's front-coded URL storage: every entry reads back byte for byte
 /// (URL, key, priority, re-encoding, line), whatever its neighbours share.
-@Suite struct WarmPlanStorageTests {
+@Suite struct FrontCodedArenaTests {
     struct Line {
         var url: String
         var key: String?

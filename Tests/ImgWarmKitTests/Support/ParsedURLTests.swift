@@ -25,7 +25,7 @@ import Testing
 /// on the whole decoded path). imgwarm writes `<md5>.<ext>` only where both
 /// agree, else the bare `<md5>` that both try second. Expected MD5s are
 /// computed here from the expected key.
-@Suite struct AppKeyTests {
+@Suite struct ParsedURLTests {
     static func md5(_ s: String) -> String {
         Insecure.MD5.hash(data: Array(s.utf8)).map { String(format: "%02x", $0) }.joined()
     }

@@ -6,9 +6,9 @@ import TestSupport
 /// Points 4 to 7, at the level of the pure rules: one redaction
 /// rule, one terminal escape, one owner of header rules, one redirect rule,
 /// and a state database that keeps no secret. The end-to-end proofs against
-/// the binary are in ReliabilityTests/SecretsAndHeadersTests.swift.
+/// the binary are in ReliabilityTests/Security/SecretsAndHeadersTests.swift.
 @Suite("Secrets, headers, terminal text, redirects")
-struct SecretsTests {
+struct RedactionTests {
     // MARK: redaction
 
     @Test(arguments: [

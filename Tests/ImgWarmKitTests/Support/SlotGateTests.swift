@@ -6,7 +6,7 @@ import Testing
 /// The thread hand-offs of `warm` (Support/HandOff.swift): no slot or item
 /// lost or handed out twice when many threads give back at once, and the
 /// feeder's batching never lets more than `slots` entries be outstanding.
-@Suite struct HandOffTests {
+@Suite struct SlotGateTests {
     /// One feeder takes 20,000 slots of a 34-slot gate while four threads
     /// give them back in random bursts: every take is matched by a give,
     /// and at no moment are more than 34 taken and not given back.

@@ -8,7 +8,7 @@ import TestSupport
 /// - Glide: github.com/bumptech/glide at bf4901de (library/..., third_party/disklrucache/...)
 /// - Coil 3: github.com/coil-kt/coil at a42b7709 (main); Coil 2: tag 2.7.0
 /// - flutter_cache_manager: github.com/Baseflow/flutter_cache_manager at 515cc9e5
-@Suite struct AndroidLayoutTests {
+@Suite struct DiskLruIndexTests {
     // MARK: Keys and names
 
     /// Glide: `DataCacheKey.updateDiskCacheKey` (DataCacheKey.java:44-47)

@@ -5,7 +5,7 @@ import Testing
 /// Baseflow/flutter_cache_manager's
 /// flutter_cache_manager/lib/src/storage/cache_object.dart `CacheObject.fromMap`
 /// reads, a non-null key, and a relativePath that is one plain file name.
-@Suite struct FlutterCacheRowTests {
+@Suite struct FlutterCacheRowsTests {
     static func row(id: FlutterColumnValue = .integer(7), url: FlutterColumnValue = .text("http://h/a.png"),
                     key: FlutterColumnValue = .text("http://h/a.png"), path: FlutterColumnValue = .text("0b1c.png"),
                     touched: FlutterColumnValue = .integer(5), length: FlutterColumnValue = .integer(10),

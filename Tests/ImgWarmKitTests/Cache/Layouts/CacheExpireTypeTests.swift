@@ -8,7 +8,7 @@ import Glibc
 /// Birth and change times cannot be set, so these tests create the order
 /// they need (files made, or chmod'ed, one after another with short sleeps)
 /// and read the real dates back to place "now" exactly.
-@Suite struct PruneDateTypeTests {
+@Suite struct CacheExpireTypeTests {
     /// Whether the temp folder's filesystem records birth times (ext4, xfs,
     /// btrfs and tmpfs on recent kernels do; overlayfs over old kernels and
     /// some network filesystems do not).

@@ -5,7 +5,7 @@ import TestSupport
 
 /// `imgwarm cache prune` as a user runs it: the binary TestSupport's
 /// BinaryRunner finds.
-@Suite struct PruneCLITests {
+@Suite struct CachePruneCommandTests {
     struct Run {
         var status: Int32
         var stdout: String

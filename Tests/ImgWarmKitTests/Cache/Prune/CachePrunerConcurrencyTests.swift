@@ -8,7 +8,7 @@ import Glibc
 /// A warm (DiskCache.store: temp file under .imgwarm/tmp, then rename) and
 /// two prunes on one cache at once: no error, no partial file, and prune
 /// never touches the temp files.
-@Suite struct PruneConcurrencyTests {
+@Suite struct CachePrunerConcurrencyTests {
     @Test func warmAndTwoPrunesAtOnce() async throws {
         let f = try PruneFixture()
         let cache = DiskCache(directory: f.directory)

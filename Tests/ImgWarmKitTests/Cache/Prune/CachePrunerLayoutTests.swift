@@ -40,14 +40,14 @@ import Glibc
     /// sorts by `FileMeta.lastAccessDate` (the creation date) and pops the
     /// oldest `while size > target` with `target = sizeLimit / 2`.
     /// Birth times cannot be set: the files are created in the order needed.
-    @Test(.enabled(if: PruneDateTypeTests.filesystemHasBirthTime, "the temp folder's filesystem records no birth time"))
+    @Test(.enabled(if: CacheExpireTypeTests.filesystemHasBirthTime, "the temp folder's filesystem records no birth time"))
     func trimByCreationDateByLengthDownToHalf() throws {
         let f = try PruneFixture()
         // k5 created first (oldest), k0 last; access and modification dates
         // run the other way, and so do the names.
         for i in stride(from: 5, through: 0, by: -1) {
             try f.file("k\(i)", size: 1000, atime: now - Int64(10 - i) * day, mtime: now + Int64(10 - i) * day)
-            PruneDateTypeTests.pause()
+            CacheExpireTypeTests.pause()
         }
         let born = (0..<6).map { CacheExpireType.creation.date(ofFileAt: f.path("k\($0)"))! }
         try #require(born == born.sorted(by: >), "birth times must follow creation order")
@@ -67,12 +67,12 @@ import Glibc
     }
 
     /// Expired files are gone before `totalSize()` is taken for the trim.
-    @Test(.enabled(if: PruneDateTypeTests.filesystemHasBirthTime, "the temp folder's filesystem records no birth time"))
+    @Test(.enabled(if: CacheExpireTypeTests.filesystemHasBirthTime, "the temp folder's filesystem records no birth time"))
     func expiredFilesDoNotCountTowardsTheLimit() throws {
         let f = try PruneFixture()
         for name in ["live-old", "dead-1", "live-new", "dead-2"] {
             try f.file(name, size: 1000, mtime: name.hasPrefix("dead") ? now - day : now + day)
-            PruneDateTypeTests.pause()
+            CacheExpireTypeTests.pause()
         }
         // 2000 live bytes: at a limit of 2001 nothing more goes.
         var r = try prune(f, maxSize: 2001, dryRun: true)

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// `cache prune`'s semantics, each asserted as the exact set of files left.
-@Suite struct PruneTests {
+@Suite struct CachePrunerTests {
     let now = PruneFixture.now
     let day = PruneFixture.day
 

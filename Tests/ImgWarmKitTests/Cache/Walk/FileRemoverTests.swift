@@ -7,7 +7,7 @@ import Glibc
 
 /// The parts under `cache prune`: the last-moment re-check before unlink,
 /// pins from manifests, the walker, the JSON report.
-@Suite struct PruneComponentTests {
+@Suite struct FileRemoverTests {
     @Test func removerReportsVanishedRenewedAndRemoved() throws {
         let f = try PruneFixture()
         try f.file("renewed", atime: PruneFixture.now)

@@ -8,7 +8,7 @@ import TestSupport
 /// read (the access date only), and access date is the default expire type
 /// since 5.20 (`SDImageCacheConfig.m`). So a `cached` hit renews the access
 /// time, and maintenance reads (`cache stats`, `cache verify`) must not.
-@Suite struct AccessTimeTests {
+@Suite struct QuietFileTests {
     static let day: Int = 86_400
 
     /// (atime, mtime) in whole seconds.
