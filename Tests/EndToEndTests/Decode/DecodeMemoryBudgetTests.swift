@@ -56,7 +56,9 @@ import TestSupport
 
         // The check can fail: with room for all six, two validation
         // workers (or more) decode at once and pass the same bound.
-        guard ProcessInfo.processInfo.activeProcessorCount >= 2 else { return }
+        if ProcessInfo.processInfo.activeProcessorCount < 2 {
+            try prerequisiteMissing("one processor: the check that two workers pass the bound unbounded did not run")
+        }
         try FileManager.default.removeItem(atPath: f.cache)
         let unbounded = try Self.warm(f, manifest, ["--decode-memory", "4GiB"], time: time)
         #expect(unbounded.status == 0, "\(unbounded.stderr)")

@@ -25,7 +25,7 @@ import TestSupport
             FileManager.default.createFile(atPath: file, contents: Data(body))
             files.append(file)
         }
-        let tool = try #require(findTool("sha256sum"))
+        let tool = try neededTool("sha256sum", for: "digesting the served bodies")
         let out = try #require(runTool(tool, files))
         return out.output.split(separator: "\n").map { String($0.prefix(64)) }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ImgWarmKit
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +22,7 @@ import Glibc
 
     static func pause() { usleep(20_000) }
 
-    @Test(.enabled(if: filesystemHasBirthTime, "the temp folder's filesystem records no birth time"))
+    @Test(.needs(filesystemHasBirthTime, "the temp folder's filesystem records no birth time: the creation-date test did not run"))
     func creationExpiryAndTrimFollowBirthTime() throws {
         let f = try PruneFixture()
         // Created c0 first … c3 last; atimes and mtimes run the other way, so

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ImgWarmKit
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,7 +41,7 @@ import Glibc
     /// sorts by `FileMeta.lastAccessDate` (the creation date) and pops the
     /// oldest `while size > target` with `target = sizeLimit / 2`.
     /// Birth times cannot be set: the files are created in the order needed.
-    @Test(.enabled(if: CacheExpireTypeTests.filesystemHasBirthTime, "the temp folder's filesystem records no birth time"))
+    @Test(.needs(CacheExpireTypeTests.filesystemHasBirthTime, "the temp folder's filesystem records no birth time: the creation-date test did not run"))
     func trimByCreationDateByLengthDownToHalf() throws {
         let f = try PruneFixture()
         // k5 created first (oldest), k0 last; access and modification dates
@@ -67,7 +68,7 @@ import Glibc
     }
 
     /// Expired files are gone before `totalSize()` is taken for the trim.
-    @Test(.enabled(if: CacheExpireTypeTests.filesystemHasBirthTime, "the temp folder's filesystem records no birth time"))
+    @Test(.needs(CacheExpireTypeTests.filesystemHasBirthTime, "the temp folder's filesystem records no birth time: the creation-date test did not run"))
     func expiredFilesDoNotCountTowardsTheLimit() throws {
         let f = try PruneFixture()
         for name in ["live-old", "dead-1", "live-new", "dead-2"] {
