@@ -75,13 +75,13 @@ struct CacheOptions: ParsableArguments {
     func configuredLayout() throws -> any CacheLayout {
         // A usage error before anything about the folder (exit 2 before 3).
         if frescoVersion != nil, let asked = try explicitLayoutKind(), asked != .fresco {
-            throw Failure.usage("--fresco-version has no meaning under --layout \(asked.rawValue)")
+            throw ImgWarmError.usage("--fresco-version has no meaning under --layout \(asked.rawValue)")
         }
         let kind = try layoutKind()
         if let frescoVersion {
-            guard kind == .fresco else { throw Failure.usage("--fresco-version has no meaning under --layout \(kind.rawValue)") }
+            guard kind == .fresco else { throw ImgWarmError.usage("--fresco-version has no meaning under --layout \(kind.rawValue)") }
             guard let names = FrescoLayout.shardNames(forVersion: frescoVersion) else {
-                throw Failure.usage("--fresco-version \(frescoVersion): not a version such as 3.4 or 3.7.0")
+                throw ImgWarmError.usage("--fresco-version \(frescoVersion): not a version such as 3.4 or 3.7.0")
             }
             return FrescoLayout(shardNames: names)
         }
@@ -97,7 +97,7 @@ struct CacheOptions: ParsableArguments {
         guard let value = environment["IMGWARM_LAYOUT"], !value.isEmpty else { return nil }
         guard let kind = CacheLayoutKind(rawValue: value.lowercased()) else {
             let names = CacheLayoutKind.allCases.map(\.rawValue).joined(separator: ", ")
-            throw Failure.usage("IMGWARM_LAYOUT=\(value): not a layout (\(names))")
+            throw ImgWarmError.usage("IMGWARM_LAYOUT=\(value): not a layout (\(names))")
         }
         return kind
     }
@@ -122,7 +122,7 @@ struct CacheOptions: ParsableArguments {
         switch LayoutDetection.detect(survey, path: path) {
         case .detected(let kind, _): return kind
         case .tie(let kinds, let reason):
-            throw Failure.usage("\(path): \(reason) fits \(kinds.map(\.rawValue).joined(separator: " and ")) alike; say which with --layout")
+            throw ImgWarmError.usage("\(path): \(reason) fits \(kinds.map(\.rawValue).joined(separator: " and ")) alike; say which with --layout")
         }
     }
 

@@ -37,7 +37,7 @@ struct WarmCommand: ParsableCommand {
         Exit status: 0 done (failed and blocked entries at or below --max-failures; also no entries at all); \
         1 more failures (a blocked entry is missing from the cache: a failure); 2 usage error, an unreadable \
         manifest, or a --report/--junit/--metrics path that cannot be written (checked before any request); \
-        3 the cache cannot be used (not writable, disk full); 130 interrupted.
+        3 the cache cannot be used (not writable, disk full); 4 imgwarm itself could not run; 130 interrupted.
         """
     )
 
@@ -221,7 +221,9 @@ struct WarmCommand: ParsableCommand {
         _ = try shardSelection()
         // A folder that contradicts the layout (a CacheError, exit 3) is
         // said by run(): the parser would turn it into exit 1 here.
-        do { _ = try layout() } catch let failure as Failure { throw ValidationError(failure.message) } catch is CacheError {}
+        do { _ = try layout() } catch let error as ImgWarmError where error.exitStatus == ExitStatus.usage {
+            throw ValidationError(error.description)
+        } catch is ImgWarmError {}
     }
 
     /// `--header` and `--header-for` read into the one owner of header

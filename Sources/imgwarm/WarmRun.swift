@@ -39,7 +39,7 @@ struct WarmRun {
         var manifestOptions = ManifestOptions()
         manifestOptions.stripQueryFromKeys = c.keyStripQuery
         if let urlKeys = cache.layout.manifestKeyRule {
-            if c.keyStripQuery { throw Failure.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
+            if c.keyStripQuery { throw ImgWarmError.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
             manifestOptions.urlKeys = urlKeys
         }
         do {
@@ -47,7 +47,7 @@ struct WarmRun {
             try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
                 .load(into: plan, problem: { printError($0) })
         } catch let e as PlanLoader.Unreadable {
-            throw Failure.usage(e.description)
+            throw ImgWarmError.usage(e.description)
         }
 
         var config = DownloaderConfiguration()

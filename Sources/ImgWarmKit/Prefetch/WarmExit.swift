@@ -8,6 +8,9 @@ public enum ExitStatus {
     public static let entriesFailed: Int32 = 1
     public static let usage: Int32 = 2
     public static let cacheUnusable: Int32 = 3
+    /// imgwarm itself could not run: libcurl would not start, or an error
+    /// it does not expect. Never 1, which says entries failed.
+    public static let internalFailure: Int32 = 4
 }
 
 /// What a finished `warm` run's exit status is decided on.
