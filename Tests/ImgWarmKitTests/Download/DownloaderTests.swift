@@ -310,7 +310,8 @@ struct DownloaderTests {
             { $0.maxBodyBytes = -1 }, { $0.headers = ["NoColon"] }, { $0.headers = ["X-A: b\r\nX-Injected: c"] },
         ]
         for modify in bad {
-            #expect(throws: DownloaderError.self) { try Downloader(configuration: testConfiguration(modify)) }
+            let error = #expect(throws: ImgWarmError.self) { try Downloader(configuration: testConfiguration(modify)) }
+            #expect(error?.exitStatus == ExitStatus.usage)
         }
         do {
             _ = try Downloader(configuration: testConfiguration { $0.headers = ["Bad Name: secret-value"] })
