@@ -213,7 +213,7 @@ struct WarmCommand: ParsableCommand {
         // Header arguments are read (files too) and checked here, so a bad
         // one is a usage error (exit 2), not a failure after the cache was
         // prepared. The value is never quoted.
-        do { _ = try headerRules() } catch let problem as RequestHeaderRules.Problem { throw ValidationError(problem.description) }
+        do { _ = try headerRules() } catch let problem as ImgWarmError { throw ValidationError(problem.description) }
         if let bad = redactQuery.first(where: { $0.isEmpty || $0.contains(where: { $0 == "=" || $0 == "&" }) }) {
             throw ValidationError("--redact-query takes a parameter name (no '=' or '&'): '\(bad)'")
         }
@@ -233,7 +233,7 @@ struct WarmCommand: ParsableCommand {
         for h in headers { try rules.addHeader(h) }
         for joined in headersFor {
             guard let (host, header) = RequestHeaderRules.splitPair(joined) else {
-                throw RequestHeaderRules.Problem(description: "--header-for takes two arguments: [https://]HOST[:PORT] 'Name: value' (or @FILE)")
+                throw ImgWarmError.usage("--header-for takes two arguments: [https://]HOST[:PORT] 'Name: value' (or @FILE)")
             }
             try rules.addHeader(forHost: host, header)
         }

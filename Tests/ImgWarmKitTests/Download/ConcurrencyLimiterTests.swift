@@ -166,7 +166,7 @@ struct ConcurrencyLimiterTests {
         #expect(RequestRates.hostName(ofKey: "https://[::1]:8443") == "[::1]")
         for bad in ["", "fast", "0/s", "-3/s", "=5/s", "x=y", "5/fortnight"] {
             var s = RequestRates()
-            #expect(throws: RequestRates.ParseError.self, "\(bad)") { try s.add(bad) }
+            #expect(throws: ImgWarmError.self, "\(bad)") { try s.add(bad) }
         }
     }
 

@@ -97,7 +97,7 @@ struct RedactionTests {
         var rules = RequestHeaderRules()
         try rules.addHeader("X-Api-Key: v1")
         for bad in ["NoColonSECRETVAL", "Bad Name: SECRETVAL", "X-A: SECRETVAL\r\nX-Injected: c", ": SECRETVAL", "X-Nul: SECRETVAL\0"] {
-            #expect(throws: RequestHeaderRules.Problem.self) { try rules.addHeader(bad) }
+            #expect(throws: ImgWarmError.self) { try rules.addHeader(bad) }
             do { try rules.addHeader(bad) } catch { #expect(!"\(error)".contains("SECRETVAL") && !"\(error)".contains("Injected")) }
         }
         #expect(rules.entryOriginLines == ["X-Api-Key: v1"])
@@ -107,16 +107,16 @@ struct RedactionTests {
         var rules = RequestHeaderRules()
         let files: [String: String] = ["h.txt": "X-One: 1\r\n\nAuthorization: Bearer T\n", "bad.txt": "X-One: 1\nbroken line\n", "empty.txt": "\n\n"]
         let reader: RequestHeaderRules.FileReader = { path in
-            guard let text = files[path] else { throw RequestHeaderRules.Problem(description: "cannot read header file \(path)") }
+            guard let text = files[path] else { throw ImgWarmError.usage("cannot read header file \(path)") }
             return Array(text.utf8)
         }
         try rules.addHeader("@h.txt", readFile: reader)
         #expect(rules.entryOriginLines == ["X-One: 1", "Authorization: Bearer T"])
-        #expect(throws: RequestHeaderRules.Problem(description: "bad.txt:2: a header must be one 'Name: value' line (no colon)")) {
+        #expect(throws: ImgWarmError.usage("bad.txt:2: a header must be one 'Name: value' line (no colon)")) {
             try rules.addHeader("@bad.txt", readFile: reader)
         }
-        #expect(throws: RequestHeaderRules.Problem(description: "empty.txt: no header lines")) { try rules.addHeader("@empty.txt", readFile: reader) }
-        #expect(throws: RequestHeaderRules.Problem.self) { try rules.addHeader("@missing.txt", readFile: reader) }
+        #expect(throws: ImgWarmError.usage("empty.txt: no header lines")) { try rules.addHeader("@empty.txt", readFile: reader) }
+        #expect(throws: ImgWarmError.self) { try rules.addHeader("@missing.txt", readFile: reader) }
         try rules.addHeader(forHost: "CDN.example.com", "@h.txt", readFile: reader)
         #expect(rules.scoped.map(\.host) == ["cdn.example.com", "cdn.example.com"])
     }
@@ -197,7 +197,7 @@ struct RedactionTests {
     @Test func headerForHostsMustBeHosts() {
         var rules = RequestHeaderRules()
         for bad in ["", "h:0", "h:99999", "ftp://h", "https://", "https://h/x", "http://u@h", "h:1:2", "[::1", "u@h"] {
-            #expect(throws: RequestHeaderRules.Problem.self, "\(bad)") { try rules.addHeader(forHost: bad, "X: y") }
+            #expect(throws: ImgWarmError.self, "\(bad)") { try rules.addHeader(forHost: bad, "X: y") }
         }
     }
 

@@ -22,7 +22,7 @@ import Testing
 
     @Test(arguments: ["", "abc", "-5M", "5X", "1.5", "M"])
     func badSizes(text: String) {
-        #expect(throws: Units.ParseError.self) { try Units.parseSize(text) }
+        #expect(throws: ImgWarmError.self) { try Units.parseSize(text) }
     }
 
     @Test func sizeErrorNamesTheValueAndTheUnits() {
@@ -46,7 +46,7 @@ import Testing
 
     @Test(arguments: ["", "d", "7y", "1M", "1mo", "1y", "-1d", "soon", "1ms", "5 minutes"])
     func badDurations(text: String) {
-        #expect(throws: Units.ParseError.self) { try Units.parseDuration(text) }
+        #expect(throws: ImgWarmError.self) { try Units.parseDuration(text) }
     }
 
     /// A month or a minute: the message says how to write either.
