@@ -142,16 +142,13 @@ struct CachePruneCommand: ParsableCommand {
     private func loadPinned(layout: any CacheLayout) throws -> PinnedNames {
         guard !keep.isEmpty else { return PinnedNames() }
         var problems = 0
-        do {
-            let pinned = try PinnedNames.load(manifests: keep, layout: layout) { problem in
-                problems += 1
-                if problems <= 5 { printError("\(problem.description) (pins nothing)") }
-            }
-            if problems > 5 { printError("\(problems - 5) more manifest lines pin nothing") }
-            return pinned
-        } catch let error as ManifestReader.OpenError {
-            throw ImgWarmError.usage(error.description)
+        // A manifest that cannot be read: an ImgWarmError naming it (exit 2).
+        let pinned = try PinnedNames.load(manifests: keep, layout: layout) { problem in
+            problems += 1
+            if problems <= 5 { printError("\(problem.description) (pins nothing)") }
         }
+        if problems > 5 { printError("\(problems - 5) more manifest lines pin nothing") }
+        return pinned
     }
 }
 

@@ -42,13 +42,9 @@ struct WarmRun {
             if c.keyStripQuery { throw ImgWarmError.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
             manifestOptions.urlKeys = urlKeys
         }
-        do {
-            let inputs = c.inputs
-            try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
-                .load(into: plan, problem: { printError($0) })
-        } catch let e as PlanLoader.Unreadable {
-            throw ImgWarmError.usage(e.description)
-        }
+        let inputs = c.inputs
+        try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
+            .load(into: plan, problem: { printError($0) })
 
         var config = DownloaderConfiguration()
         try c.applyLimits(to: &config)

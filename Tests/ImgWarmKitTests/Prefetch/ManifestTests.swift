@@ -94,10 +94,11 @@ import Testing
         #expect(entries[0].url == "https://e.com/a.jpg?sig=1#f")
     }
 
-    @Test func missingFileIsAnOpenError() {
-        #expect(throws: ManifestReader.OpenError.self) {
+    @Test func missingFileIsAnUnreadableManifest() {
+        let error = #expect(throws: ImgWarmError.self) {
             try ManifestReader().read(path: "/nonexistent/m.txt", fileIndex: 0, entry: { _ in }, problem: { _ in })
         }
+        #expect(error?.reason == .manifestUnreadable(path: "/nonexistent/m.txt", why: "cannot open manifest: No such file or directory"))
     }
 }
 

@@ -77,7 +77,7 @@ import Glibc
             #expect {
                 try loader.load(into: WarmPlan(), problem: { _ in })
             } throws: { error in
-                ((error as? PlanLoader.Unreadable)?.description.hasPrefix(dir)) == true
+                (error as? ImgWarmError).map { $0.description.hasPrefix(dir) && $0.exitStatus == ExitStatus.usage } == true
             }
         }
     }

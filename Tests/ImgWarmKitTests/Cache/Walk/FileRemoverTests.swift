@@ -50,7 +50,7 @@ import Glibc
         #expect(pins.contains(CacheFileName(key: "https://cdn.example.com/d.gif").sdName))
         #expect(!pins.contains(CacheFileName(key: "ftp://not-accepted.example.com/c.jpg").sdName))
         #expect(problems.count == 1 && problems.first?.line == 4)
-        #expect(throws: ManifestReader.OpenError.self) { try PinnedNames.load(manifests: [f.path("none")]) { _ in } }
+        #expect(throws: ImgWarmError.self) { try PinnedNames.load(manifests: [f.path("none")]) { _ in } }
     }
 
     @Test func walkerSeesEntriesAsSDWebImageDoes() throws {
