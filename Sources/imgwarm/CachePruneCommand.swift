@@ -79,11 +79,7 @@ struct CachePruneCommand: ParsableCommand {
         var options = self.options(layout: cache.layout)
         // Checked here rather than in validate(): an ImgWarmError prints the one
         // line the contract asks for, where a ValidationError adds the usage.
-        do {
-            try options.validate()
-        } catch let invalid as PruneOptions.Invalid {
-            throw ImgWarmError.usage(invalid.description)
-        }
+        try options.validate()
         if keep.filter({ $0 == "-" }).count > 1 { throw ImgWarmError.usage("--keep - (standard input) can be given once") }
         options.pinned = try loadPinned(layout: cache.layout)
         // Share the cache with concurrent warms; keep `cache clear --all`
@@ -118,12 +114,7 @@ struct CachePruneCommand: ParsableCommand {
         // lock shared with warms.
         let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
         defer { withExtendedLifetime(session) {} }
-        let result: IndexPruneResult
-        do {
-            result = try index.prune(options)
-        } catch let invalid as PruneOptions.Invalid {
-            throw ImgWarmError.usage(invalid.description)
-        }
+        let result = try index.prune(options)
         let out = OutputLines()
         if json {
             let encoder = JSONEncoder()

@@ -534,17 +534,17 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     /// The limit a prune trims to: `--max-size`, else the library's default.
     static func sizeLimit(_ options: PruneOptions, defaultMaxSize: UInt64, layout: String) throws -> Int64 {
         if options.maxAge != nil {
-            throw PruneOptions.Invalid(description: "--max-age has no meaning under --layout \(layout): DiskLruCache evicts by size only, least recently used first")
+            throw ImgWarmError.usage("--max-age has no meaning under --layout \(layout): DiskLruCache evicts by size only, least recently used first")
         }
         if options.expireType != nil || options.trimRatio != nil {
-            throw PruneOptions.Invalid(description: "--expire-type and --trim-ratio have no meaning under --layout \(layout): DiskLruCache trims least recently used entries (journal order) until the size is at most --max-size")
+            throw ImgWarmError.usage("--expire-type and --trim-ratio have no meaning under --layout \(layout): DiskLruCache trims least recently used entries (journal order) until the size is at most --max-size")
         }
         if options.maxObjects != nil {
-            throw PruneOptions.Invalid(description: "--max-objects has no meaning under --layout \(layout): DiskLruCache limits the size only")
+            throw ImgWarmError.usage("--max-objects has no meaning under --layout \(layout): DiskLruCache limits the size only")
         }
         let limit = options.maxSize ?? defaultMaxSize
         // `experimentalOpen`: "maxSize <= 0" is refused.
-        if limit == 0 { throw PruneOptions.Invalid(description: "--max-size must be above 0 under --layout \(layout)") }
+        if limit == 0 { throw ImgWarmError.usage("--max-size must be above 0 under --layout \(layout)") }
         return Int64(clamping: limit)
     }
 }

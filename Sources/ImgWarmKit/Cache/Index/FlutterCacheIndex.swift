@@ -410,15 +410,15 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     /// under `libCachedImageData/` that no row names (a killed run's) go too.
     public func prune(_ options: PruneOptions) throws -> IndexPruneResult {
         if options.maxSize != nil {
-            throw PruneOptions.Invalid(description: "--max-size has no meaning under --layout flutter: flutter_cache_manager limits the number of objects (--max-objects) and their age (--max-age)")
+            throw ImgWarmError.usage("--max-size has no meaning under --layout flutter: flutter_cache_manager limits the number of objects (--max-objects) and their age (--max-age)")
         }
         if options.expireType != nil || options.trimRatio != nil {
-            throw PruneOptions.Invalid(description: "--expire-type and --trim-ratio have no meaning under --layout flutter: it goes by each row's touched date")
+            throw ImgWarmError.usage("--expire-type and --trim-ratio have no meaning under --layout flutter: it goes by each row's touched date")
         }
         let stale = options.maxAge ?? FlutterLayout.defaultStalePeriod
-        if !(stale >= 0 && stale.isFinite) { throw PruneOptions.Invalid(description: "--max-age must be a duration of zero or more") }
+        if !(stale >= 0 && stale.isFinite) { throw ImgWarmError.usage("--max-age must be a duration of zero or more") }
         let capacity = options.maxObjects ?? FlutterLayout.defaultMaxObjects
-        if capacity < 0 { throw PruneOptions.Invalid(description: "--max-objects must be 0 or more") }
+        if capacity < 0 { throw ImgWarmError.usage("--max-objects must be 0 or more") }
         let now = (options.now ?? CachePruner.clockNow()) / 1_000_000
         var result = IndexPruneResult(layout: "flutter", dryRun: options.dryRun)
         try open(writable: !options.dryRun)

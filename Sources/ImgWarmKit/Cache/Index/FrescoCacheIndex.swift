@@ -223,10 +223,10 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
 
     func prune(_ options: PruneOptions) throws -> IndexPruneResult {
         if options.maxAge != nil || options.expireType != nil || options.trimRatio != nil || options.maxObjects != nil {
-            throw PruneOptions.Invalid(description: "--max-age, --expire-type, --trim-ratio and --max-objects have no meaning under --layout fresco: DiskStorageCache evicts by size only, oldest modification time first, down to 90% of --max-size")
+            throw ImgWarmError.usage("--max-age, --expire-type, --trim-ratio and --max-objects have no meaning under --layout fresco: DiskStorageCache evicts by size only, oldest modification time first, down to 90% of --max-size")
         }
         let limit = Int64(clamping: options.maxSize ?? FrescoLayout.defaultSizeLimit)
-        if limit == 0 { throw PruneOptions.Invalid(description: "--max-size must be above 0 under --layout fresco") }
+        if limit == 0 { throw ImgWarmError.usage("--max-size must be above 0 under --layout fresco") }
         try open(writable: false)
         lock.lock()
         let version = versionHandle

@@ -228,7 +228,7 @@ import Glibc
         PruneOptions(layout: SDWebImageLayout(), maxSize: 1, trimRatio: 1.5),
     ])
     func usageErrors(options: PruneOptions) {
-        #expect(throws: PruneOptions.Invalid.self) { try options.validate() }
+        #expect(throws: ImgWarmError.self) { try options.validate() }
     }
 
     /// Each library's comparisons at the limit and at the target.

@@ -221,9 +221,9 @@ import Glibc
     }
 
     @Test func optionsNeedAnAgeOrASizeAndASaneRatio() {
-        #expect(throws: PruneOptions.Invalid.self) { try PruneOptions().validate() }
-        #expect(throws: PruneOptions.Invalid.self) { try PruneOptions(maxSize: 1, trimRatio: 0).validate() }
-        #expect(throws: PruneOptions.Invalid.self) { try PruneOptions(maxSize: 1, trimRatio: 1.5).validate() }
+        #expect(throws: ImgWarmError.self) { try PruneOptions().validate() }
+        #expect(throws: ImgWarmError.self) { try PruneOptions(maxSize: 1, trimRatio: 0).validate() }
+        #expect(throws: ImgWarmError.self) { try PruneOptions(maxSize: 1, trimRatio: 1.5).validate() }
         #expect(throws: Never.self) { try PruneOptions(maxAge: 0).validate() }
     }
 
