@@ -51,6 +51,14 @@ public struct ImgWarmError: Error, CustomStringConvertible, Sendable, Equatable 
         }
     }
 
+    /// The line without the path it starts with.
+    public var detail: String {
+        switch reason {
+        case .manifestUnreadable(_, let why), .reportUnreadable(_, let why), .cacheUnusable(_, let why, _): return why
+        case .usage, .engineUnavailable, .unexpected: return description
+        }
+    }
+
     /// The path the error names, if any.
     public var path: String? {
         switch reason {
