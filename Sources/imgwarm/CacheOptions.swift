@@ -113,7 +113,7 @@ struct CacheOptions: ParsableArguments {
         guard let survey = Self.survey(path) else { return explicit ?? .sdwebimage }
         if let explicit {
             if let (held, reason) = LayoutDetection.contradiction(survey, asked: explicit) {
-                throw CacheError(path: path, reason: "holds a \(held.map(\.rawValue).joined(separator: " or ")) cache (detected from \(reason)), "
+                throw ImgWarmError.cache(path: path, reason: "holds a \(held.map(\.rawValue).joined(separator: " or ")) cache (detected from \(reason)), "
                     + "not \(explicit.rawValue); imgwarm does not mix two formats in one folder (name the right --layout, or another folder)",
                     errno: EINVAL)
             }
@@ -144,7 +144,7 @@ struct CacheOptions: ParsableArguments {
         let root: FolderHandle
         do {
             root = try FolderHandle.open(cache.directory, in: AT_FDCWD, path: cache.directory, listing: true)
-        } catch let error as CacheError where error.errno == ENOENT {
+        } catch let error as ImgWarmError where error.errno == ENOENT {
             return
         }
         try CacheRecognition.require(root, layout: cache.layout.kind, force: force, purpose: purpose,

@@ -100,7 +100,7 @@ struct CachePruneCommand: ParsableCommand {
         for warning in PruneReport.warnings(result) { printError(warning) }
         if let failure = result.firstFailure {
             let more = result.failed > 1 ? " (and \(result.failed - 1) more \(result.failed == 2 ? "file" : "files"))" : ""
-            throw ImgWarmError.cache(path: "\(cache.directory)/\(failure.path)", reason: "\(failure.reason)\(more)")
+            throw ImgWarmError.cache(path: "\(cache.directory)/\(failure.path ?? "")", reason: "\(failure.detail)\(more)", errno: failure.errno)
         }
     }
 

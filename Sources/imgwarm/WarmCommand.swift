@@ -219,7 +219,7 @@ struct WarmCommand: ParsableCommand {
         }
         if manifests.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read once") }
         _ = try shardSelection()
-        // A folder that contradicts the layout (a CacheError, exit 3) is
+        // A folder that contradicts the layout (an ImgWarmError, exit 3) is
         // said by run(): the parser would turn it into exit 1 here.
         do { _ = try layout() } catch let error as ImgWarmError where error.exitStatus == ExitStatus.usage {
             throw ValidationError(error.description)
