@@ -99,9 +99,9 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
     private let lock = NSLock()
     private(set) var written: [String] = []
     let failFrom: Int?
-    let error: CacheError
+    let error: ImgWarmError
 
-    init(failFrom: Int? = nil, error: CacheError = CacheError(path: "/full", reason: "No space left on device", errno: ENOSPC)) {
+    init(failFrom: Int? = nil, error: ImgWarmError = ImgWarmError.cache(path: "/full", reason: "No space left on device", errno: ENOSPC)) {
         self.failFrom = failFrom
         self.error = error
     }

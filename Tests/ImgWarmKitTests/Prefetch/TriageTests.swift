@@ -100,7 +100,7 @@ import Testing
         .failure(DownloadFailure(errorClass: c, status: status, message: "why \(c)", isTransient: transient, attempts: 3, elapsed: 0,
                                  contentType: contentType))
     }
-    static let full = CacheError(path: "/c/x.png", reason: "write failed: No space left on device", errno: ENOSPC)
+    static let full = ImgWarmError.cache(path: "/c/x.png", reason: "write failed: No space left on device", errno: ENOSPC)
 
     struct Case: CustomStringConvertible {
         var name: String
@@ -155,13 +155,13 @@ import Testing
         Case(name: "disk full", download: .success(ok()), validation: .success(png), store: .failed(full),
              outcome: .failed, error: .disk, announce: true, fatal: true, reason: full.description, contentType: "image/png"),
         Case(name: "read-only", download: .success(ok()), validation: .success(png),
-             store: .failed(CacheError(path: "/c", reason: "ro", errno: EROFS)), outcome: .failed, error: .disk, announce: true,
+             store: .failed(ImgWarmError.cache(path: "/c", reason: "ro", errno: EROFS)), outcome: .failed, error: .disk, announce: true,
              fatal: true, reason: "/c: ro", contentType: "image/png"),
         Case(name: "forbidden", download: .success(ok()), validation: .success(png),
-             store: .failed(CacheError(path: "/c", reason: "no", errno: EACCES)), outcome: .failed, error: .disk, announce: true,
+             store: .failed(ImgWarmError.cache(path: "/c", reason: "no", errno: EACCES)), outcome: .failed, error: .disk, announce: true,
              fatal: true, reason: "/c: no", contentType: "image/png"),
         Case(name: "one file's name", download: .success(ok()), validation: .success(png),
-             store: .failed(CacheError(path: "/c/x", reason: "name too long", errno: ENAMETOOLONG)), outcome: .failed,
+             store: .failed(ImgWarmError.cache(path: "/c/x", reason: "name too long", errno: ENAMETOOLONG)), outcome: .failed,
              error: .disk, announce: true, fatal: false, reason: "/c/x: name too long", contentType: "image/png"),
         Case(name: "304 renewed", download: .notModified(DownloadResponse(status: 304, body: [], etag: "\"e\"")),
              store: .renewed(bytes: 77), outcome: .revalidated, fileExists: true, changes: ["succeeded"]),

@@ -8,8 +8,8 @@ import Glibc
 /// `warm`'s exit status (docs/cli-contract.md): the first rule that applies
 /// decides, and the line on standard error says why.
 @Suite struct WarmExitTests {
-    static let diskFull = CacheError(path: "/c/ab.png", reason: "write: No space left on device", errno: ENOSPC)
-    static let unwritable = CacheError(path: "/c", reason: "not writable", errno: EACCES)
+    static let diskFull = ImgWarmError.cache(path: "/c/ab.png", reason: "write: No space left on device", errno: ENOSPC)
+    static let unwritable = ImgWarmError.cache(path: "/c", reason: "not writable", errno: EACCES)
 
     @Test(arguments: [
         // (ending, status, message)

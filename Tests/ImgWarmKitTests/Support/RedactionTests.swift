@@ -286,7 +286,7 @@ struct RedactionTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "victim".write(toFile: dir + "/victim.txt", atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: dir + "/state.sqlite", withDestinationPath: dir + "/victim.txt")
-        #expect(throws: CacheError.self) { _ = try StateStore(path: dir + "/state.sqlite") }
+        #expect(throws: ImgWarmError.self) { _ = try StateStore(path: dir + "/state.sqlite") }
         #expect(try String(contentsOfFile: dir + "/victim.txt", encoding: .utf8) == "victim")
     }
 

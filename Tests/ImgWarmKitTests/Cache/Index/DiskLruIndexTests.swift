@@ -260,7 +260,7 @@ import TestSupport
         let text = Coil2Layout.journal.header + "CLEAN \(String(repeating: "d", count: 64)) 0 4\n"
         FileManager.default.createFile(atPath: dir + "/journal", contents: Data(text.utf8))
         let index = try #require(CoilLayout().makeIndex(directory: dir))
-        #expect(throws: CacheError.self) { try index.open(writable: true) }
+        #expect(throws: ImgWarmError.self) { try index.open(writable: true) }
         #expect(try String(contentsOfFile: dir + "/journal", encoding: .utf8) == text)
     }
 

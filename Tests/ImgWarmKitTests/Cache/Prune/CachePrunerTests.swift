@@ -215,7 +215,7 @@ import Glibc
 
     @Test func missingFolderIsAnError() throws {
         let f = try PruneFixture()
-        #expect(throws: CacheError.self) {
+        #expect(throws: ImgWarmError.self) {
             try CachePruner(directory: f.path("nope"), options: PruneOptions(maxAge: 1)).run()
         }
     }

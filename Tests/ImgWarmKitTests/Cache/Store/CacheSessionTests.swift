@@ -81,7 +81,7 @@ import Glibc
         do {
             _ = try CacheLock(cache: probe, mode: .exclusive)
             return true
-        } catch let error as CacheError where error.errno == EWOULDBLOCK {
+        } catch let error as ImgWarmError where error.errno == EWOULDBLOCK {
             return false
         }
     }
@@ -93,7 +93,7 @@ import Glibc
         let session: CacheSession
         do {
             session = try CacheSession(cache, for: c.purpose.value)
-        } catch let error as CacheError {
+        } catch let error as ImgWarmError {
             #expect(c.refusedWith == error.errno, "\(error)")
             #expect(error.description.hasPrefix(cache.directory + ": "), "\(error)")
             #expect(!FileManager.default.fileExists(atPath: cache.directory), "a refused session made the folder")
@@ -134,10 +134,10 @@ import Glibc
         let holder = DiskCache(directory: used.directory)
         try holder.openExisting()
         let clear = try CacheLock(cache: holder, mode: .exclusive)
-        #expect(throws: CacheError.self) { _ = try CacheSession(DiskCache(directory: used.directory), for: .warm) }
+        #expect(throws: ImgWarmError.self) { _ = try CacheSession(DiskCache(directory: used.directory), for: .warm) }
         do {
             _ = try CacheSession(DiskCache(directory: used.directory), for: .warm)
-        } catch let error as CacheError {
+        } catch let error as ImgWarmError {
             #expect(error.description == "\(used.directory): locked by `imgwarm cache clear --all`; try again when it ends")
         }
         #expect(!FileManager.default.fileExists(atPath: used.stateDirectory + "/state.sqlite"))
