@@ -39,16 +39,12 @@ struct WarmRun {
         var manifestOptions = ManifestOptions()
         manifestOptions.stripQueryFromKeys = c.keyStripQuery
         if let urlKeys = cache.layout.manifestKeyRule {
-            if c.keyStripQuery { throw Failure.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
+            if c.keyStripQuery { throw ImgWarmError.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
             manifestOptions.urlKeys = urlKeys
         }
-        do {
-            let inputs = c.inputs
-            try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
-                .load(into: plan, problem: { printError($0) })
-        } catch let e as PlanLoader.Unreadable {
-            throw Failure.usage(e.description)
-        }
+        let inputs = c.inputs
+        try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
+            .load(into: plan, problem: { printError($0) })
 
         var config = DownloaderConfiguration()
         try c.applyLimits(to: &config)

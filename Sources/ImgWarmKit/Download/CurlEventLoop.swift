@@ -47,7 +47,7 @@ final class CurlEventLoop: @unchecked Sendable {
     init(configuration: DownloaderConfiguration, traffic: HostTraffic, index: Int = 0, loops: Int = 1,
          name: String = "imgwarm.download") throws {
         guard let multi = curl_multi_init() else {
-            throw DownloaderError(description: "libcurl could not create a multi handle")
+            throw ImgWarmError(.engineUnavailable("could not create a multi handle"))
         }
         self.multi = multi
         self.name = name

@@ -52,12 +52,6 @@ public struct ManifestReader {
     public let options: ManifestOptions
     public init(options: ManifestOptions = ManifestOptions()) { self.options = options }
 
-    public struct OpenError: Error, CustomStringConvertible {
-        public let path: String
-        public let reason: String
-        public var description: String { "\(path): \(reason)" }
-    }
-
     /// Reads one manifest (`-` for standard input), calling `entry` or
     /// `problem` for each non-blank, non-comment line.
     public func read(path: String, fileIndex: Int,
@@ -68,11 +62,11 @@ public struct ManifestReader {
             fd = STDIN_FILENO
         } else {
             fd = open(path, O_RDONLY | O_CLOEXEC)
-            if fd < 0 { throw OpenError(path: path, reason: "cannot open manifest: \(errnoString(errno))") }
+            if fd < 0 { throw ImgWarmError.manifest(path: path, reason: "cannot open manifest: \(errnoString(errno))") }
             var st = stat()
             if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
                 close(fd)
-                throw OpenError(path: path, reason: "is a directory, not a manifest")
+                throw ImgWarmError.manifest(path: path, reason: "is a directory, not a manifest")
             }
         }
         defer { if fd != STDIN_FILENO { close(fd) } }
@@ -111,7 +105,7 @@ public struct ManifestReader {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw OpenError(path: path, reason: "read error: \(errnoString(errno))")
+                throw ImgWarmError.manifest(path: path, reason: "read error: \(errnoString(errno))")
             }
             if n == 0 { break }
             var start = 0

@@ -79,13 +79,13 @@ public final class Prefetcher: @unchecked Sendable {
     /// The one way a run stops early, from a signal handler (`fatal` nil)
     /// or a worker that hit a disk error: no new entry is fed, and the
     /// engine aborts what it holds (those entries end as skipped).
-    public func cancel(fatal: CacheError? = nil) {
+    public func cancel(fatal: ImgWarmError? = nil) {
         if let fatal { flags.setFatal(fatal) } else { flags.interrupt() }
         engine.cancelAll()
     }
 
     /// A disk error that makes the cache unusable (disk full).
-    public var fatalError: CacheError? { flags.fatal }
+    public var fatalError: ImgWarmError? { flags.fatal }
 
     /// Runs every entry of the plan to an outcome, then shuts the engine
     /// down. Blocks until done.

@@ -2,12 +2,6 @@ import Foundation
 
 /// `--retry-from REPORT`: the failed entries of an earlier JSON report.
 public enum ReportReader {
-    public struct ReadError: Error, CustomStringConvertible {
-        public let path: String
-        public let reason: String
-        public var description: String { "\(path): \(reason)" }
-    }
-
     /// Entries whose outcome was `failed` and that had a URL (unusable
     /// manifest lines have none and stay unusable), each with the key the
     /// report names. Reports mask credentials, tokens and fragments
@@ -18,11 +12,11 @@ public enum ReportReader {
     public static func failedEntries(reportPath: String, fileIndex: Int, options: ManifestOptions) throws
         -> (entries: [ManifestEntry], problems: [ManifestProblem]) {
         guard let data = FileManager.default.contents(atPath: reportPath) else {
-            throw ReadError(path: reportPath, reason: "cannot read report")
+            throw ImgWarmError.report(path: reportPath, reason: "cannot read report")
         }
         guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
               let entries = root["entries"] as? [[String: Any]] else {
-            throw ReadError(path: reportPath, reason: "not an imgwarm JSON report (no \"entries\" array)")
+            throw ImgWarmError.report(path: reportPath, reason: "not an imgwarm JSON report (no \"entries\" array)")
         }
         var out: [ManifestEntry] = []
         var problems: [ManifestProblem] = []

@@ -55,7 +55,7 @@ public struct StoredResponse: Sendable, Equatable {
 /// has one.
 public protocol CacheIndex: AnyObject, Sendable {
     /// Reads the index, and with `writable` makes it when missing and
-    /// repairs what the library repairs on open. Throws `CacheError` for an
+    /// repairs what the library repairs on open. Throws `ImgWarmError` for an
     /// index the library would not read as this layout's (another app
     /// version or value count, a corrupt journal, another schema): such a
     /// folder is not overwritten.

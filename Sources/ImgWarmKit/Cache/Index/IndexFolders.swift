@@ -68,7 +68,7 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
                 folder = try temp(again: true)
                 continue
             }
-            throw CacheError(path: directory + "/.imgwarm/tmp/" + name, reason: "cannot create temp file: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: directory + "/.imgwarm/tmp/" + name, reason: "cannot create temp file: \(errnoString(e))", errno: e)
         }
     }
 
