@@ -27,7 +27,7 @@ struct SchedulerLimitTests {
 
     /// Slow start's per-response decision (tolerance 2, slack 5 ms).
     @Test(arguments: [
-        // latency, reference, in flight, limit, grows
+        // latency, reference, most in flight this round, limit, grows
         (0.040, 0.040, 8, 8, true),     // at the baseline, limit in use
         (0.085, 0.040, 8, 8, true),     // 2 x 40 ms + 5 ms: the edge still holds
         (0.086, 0.040, 8, 8, false),    // past it: queueing, no slot
@@ -37,9 +37,18 @@ struct SchedulerLimitTests {
         (0.400, 0.040, 128, 128, false),// a tail response opens nothing
     ])
     func slowStartGrowsPerResponse(_ row: (Double, Double, Int, Int, Bool)) {
-        let (latency, reference, inFlight, limit, grows) = row
-        #expect(ConcurrencyLimiter.slowStartGrows(latency: latency, reference: reference, inFlight: inFlight,
+        let (latency, reference, peak, limit, grows) = row
+        #expect(ConcurrencyLimiter.slowStartGrows(latency: latency, reference: reference, peakInFlight: peak,
                                                   limit: limit, .init()) == grows)
+    }
+
+    /// Answers that arrive together are collected one by one before new
+    /// requests start: each still opens its slot, though the count in
+    /// flight falls with each of them.
+    @Test func answersCollectedTogetherEachOpenASlot() {
+        var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128))
+        for left in stride(from: 8, through: 1, by: -1) { _ = l.sample(latency: 0.040, inFlight: left) }
+        #expect(l.current == 16)
     }
 
     /// Each response opens its slot at once: the limit does not wait for

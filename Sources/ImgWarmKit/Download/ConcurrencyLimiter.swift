@@ -6,8 +6,8 @@
 /// mean latency is compared with the host's no-load latency (`baseline`,
 /// the lowest round mean seen):
 ///
-/// - slow start: every response within `tolerance x baseline + slack`
-///   that came back while at least half the limit was in flight opens one
+/// - slow start: every response within `tolerance x baseline + slack`,
+///   in a round that has had at least half the limit in flight, opens one
 ///   more slot at once (`slowStartGrows`), so the limit doubles per round
 ///   trip as in TCP's slow start, without waiting for the round's slowest
 ///   response (with a long-tailed origin the end of a round of 128 is its
@@ -91,10 +91,13 @@ struct ConcurrencyLimiter: Equatable, Sendable {
     /// Slow start's decision for one response: whether it opens one more
     /// slot. `reference`: the host's baseline, or before the first round
     /// ended the mean of the responses so far (the first answers are the
-    /// probe of the origin's no-load latency). Pure.
-    static func slowStartGrows(latency: Double, reference: Double, inFlight: Int, limit: Int,
+    /// probe of the origin's no-load latency). `peakInFlight`: the most in
+    /// flight this round, not now: answers that arrive together are
+    /// collected one by one before new requests start, so the count now
+    /// falls with each of them. Pure.
+    static func slowStartGrows(latency: Double, reference: Double, peakInFlight: Int, limit: Int,
                                _ parameters: Parameters) -> Bool {
-        latency <= reference * parameters.tolerance + parameters.slack && inFlight * 2 >= limit
+        latency <= reference * parameters.tolerance + parameters.slack && peakInFlight * 2 >= limit
     }
 
     /// The whole number of requests allowed in flight.
@@ -109,7 +112,7 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         roundPeak = max(roundPeak, inFlight)
         var grown: Change?
         if slowStart, Self.slowStartGrows(latency: latency, reference: baseline ?? roundSum / Double(roundCount),
-                                          inFlight: inFlight, limit: current, parameters) {
+                                          peakInFlight: roundPeak, limit: current, parameters) {
             grown = set(limit + 1, .slowStart)
         }
         guard roundCount >= roundLength else { return grown }
