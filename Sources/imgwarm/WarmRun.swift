@@ -73,12 +73,12 @@ struct WarmRun {
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun
         options.budgetBytes = c.budget
-        // Entries between the feeder and the end of validation: enough to
-        // keep every transfer slot busy while bodies wait for a decoder, and
-        // few enough that memory stays within 2 x concurrency x --max-bytes.
-        // With -j auto the ceiling (--max-concurrency) and a margin: twice
-        // 256 held up to 512 bodies for nothing where the limit stays low.
-        options.pipelineDepth = (config.adaptive ? config.concurrency + 32 : 2 * config.concurrency) + options.validationWorkers
+        // Entries between the feeder and the end of validation, and when the
+        // feeder wakes (FeedWindow says why).
+        let window = FeedWindow(adaptive: config.adaptive, concurrency: config.concurrency,
+                                validationWorkers: options.validationWorkers)
+        options.pipelineDepth = window.depth
+        options.pipelineWakeBatch = window.wakeBatch
 
         // -v: each host's limit and rate changes (set before the engine starts).
         let limitLog = LimitLog()

@@ -153,7 +153,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func admit(_ job: DownloadJob) -> Bool {
         let host = job.hostKey
         guard slots.mayStart(host) else { return false }
-        if hostWakeups[host] != nil { return false }
+        if !hostWakeups.isEmpty, hostWakeups[host] != nil { return false }
         if let wait = traffic.admit(host, now: Self.seconds()) {
             hostWakeups[host] = Self.now() + UInt64(max(wait, 0.000_5) * 1e9)
             return false

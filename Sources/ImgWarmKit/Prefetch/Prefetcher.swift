@@ -67,8 +67,10 @@ public final class Prefetcher: @unchecked Sendable {
         self.options = options
         self.validator = ValidateStage(validate: validate, options: options.validation)
         self.ledger = RunLedger(entries: plan.count, problems: plan.problems.count)
-        // The feeder is woken once per half of the pipeline, not per entry.
-        self.pipeline = SlotGate(slots: max(1, options.pipelineDepth), wakeBatch: options.pipelineDepth / 2)
+        // The feeder is woken once per batch of finished entries, not per
+        // entry; the batch leaves the engine enough to run (FeedWindow).
+        self.pipeline = SlotGate(slots: max(1, options.pipelineDepth),
+                                 wakeBatch: options.pipelineWakeBatch ?? options.pipelineDepth / 2)
         // Not with --budget: a decision of the gate runs the writes of later
         // entries waiting on it, large ones included, on the deciding thread.
         storesInline = !options.validation.decode && options.budgetBytes == nil

@@ -25,6 +25,53 @@ struct ConcurrencyLimiterTests {
         #expect(l.slowStart)
     }
 
+    /// Slow start's per-response decision (tolerance 2, slack 5 ms).
+    @Test(arguments: [
+        // latency, reference, most in flight this round, limit, grows
+        (0.040, 0.040, 8, 8, true),     // at the baseline, limit in use
+        (0.085, 0.040, 8, 8, true),     // 2 x 40 ms + 5 ms: the edge still holds
+        (0.086, 0.040, 8, 8, false),    // past it: queueing, no slot
+        (0.040, 0.040, 4, 8, true),     // half the limit in flight is use
+        (0.040, 0.040, 3, 8, false),    // less says nothing about a larger limit
+        (0.0049, 0.0001, 16, 16, true), // loopback: jitter under the slack
+        (0.400, 0.040, 128, 128, false),// a tail response opens nothing
+    ])
+    func slowStartGrowsPerResponse(_ row: (Double, Double, Int, Int, Bool)) {
+        let (latency, reference, peak, limit, grows) = row
+        #expect(ConcurrencyLimiter.slowStartGrows(latency: latency, reference: reference, peakInFlight: peak,
+                                                  limit: limit, .init()) == grows)
+    }
+
+    /// Answers that arrive together are collected one by one before new
+    /// requests start: each still opens its slot, though the count in
+    /// flight falls with each of them.
+    @Test func answersCollectedTogetherEachOpenASlot() {
+        var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128))
+        for left in stride(from: 8, through: 1, by: -1) { _ = l.sample(latency: 0.040, inFlight: left) }
+        #expect(l.current == 16)
+    }
+
+    /// Each response opens its slot at once: the limit does not wait for
+    /// the round's slowest answer.
+    @Test func slowStartOpensASlotPerResponseWithoutWaitingForTheRound() {
+        var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128))
+        var limits: [Int] = []
+        for _ in 0..<7 {
+            _ = l.sample(latency: 0.040, inFlight: 8)
+            limits.append(l.current)
+        }
+        #expect(limits == [9, 10, 11, 12, 13, 14, 15])
+        // The round's eighth answer is a 400 ms straggler: no slot for it,
+        // and the round's mean (85 ms) is within 2 x its own baseline.
+        let change = l.sample(latency: 0.400, inFlight: 8)
+        #expect(change == nil)
+        #expect(l.current == 15)
+        #expect(l.slowStart)
+        // The next round (15 answers) is compared with that baseline.
+        for _ in 0..<15 { _ = l.sample(latency: 0.040, inFlight: 15) }
+        #expect(l.current == 30)
+    }
+
     @Test func risingLatencyShrinksInProportionAndEndsSlowStart() {
         var l = ConcurrencyLimiter(.init(initial: 64, maximum: 128))
         _ = run(&l, latency: 0.040, rounds: 1)  // baseline 40 ms, limit 128
