@@ -159,7 +159,9 @@ if encoder convert; then
     cwebp -quiet -q 75 "$gen/rgba.png" -o "$seeds_mem/large-lossy-alpha.webp"
   fi
   if encoder img2webp; then
-    img2webp -loop 0 -lossy "$gen/frame-0.png" -lossless "$gen/frame-1.png" -o "$seeds_mem/large-animated.webp" >/dev/null
+    # img2webp says what it wrote on stderr: shown only when it fails.
+    img2webp -loop 0 -lossy "$gen/frame-0.png" -lossless "$gen/frame-1.png" -o "$seeds_mem/large-animated.webp" \
+      >"$gen/img2webp.log" 2>&1 || { cat "$gen/img2webp.log" >&2; exit 2; }
   fi
   if encoder avifenc; then
     avifenc -j 1 -s 10 "$gen/rgb.png" "$seeds_mem/large.avif" >/dev/null
