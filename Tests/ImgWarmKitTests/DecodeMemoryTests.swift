@@ -1,3 +1,4 @@
+import CImageCodecs
 import CImageFixtures
 import Foundation
 import Testing

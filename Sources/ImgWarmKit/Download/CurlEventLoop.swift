@@ -297,17 +297,18 @@ final class CurlEventLoop: @unchecked Sendable {
         curl_multi_remove_handle(multi, handle)
         pool.give(handle)
         let hopStarted = hopStarts.removeValue(forKey: ObjectIdentifier(transfer))
+        // The host that answered: after a redirect, the hop's (whose rate
+        // its requests took a token of), not the entry's.
+        let answered = transfer.redirectsFollowed > 0 ? ParsedURL.hostKey(of: transfer.currentURL) : transfer.job.hostKey
         var succeeded = false
         var congestion: ConcurrencyLimiter.Reason?
         switch outcome {
         case .success, .notModified:
             succeeded = true
+            if answered != transfer.job.hostKey { traffic.hopSucceeded(answered, now: Self.seconds()) }
         case .failure(let attempt):
             if attempt.status == 429 || attempt.status == 503 {
                 congestion = .throttled
-                // The host that answered: after a redirect, the hop's
-                // (whose rate its requests took a token of), not the entry's.
-                let answered = transfer.redirectsFollowed > 0 ? ParsedURL.hostKey(of: transfer.currentURL) : transfer.job.hostKey
                 if let line = traffic.throttled(answered,
                                                 startedAt: hopStarted ?? transfer.startedSeconds, now: Self.seconds()) {
                     config.onLimitChange?(line)
