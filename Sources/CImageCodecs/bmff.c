@@ -194,9 +194,14 @@ typedef struct {
     size_t pitm_n, iinf_n, iloc_n, idat_n, iref_n, ipco_n, ipma_n;
 } iw_meta_boxes;
 
-/* Upper bounds on the work done for a hostile file. */
+/* Upper bounds on the work done for a hostile file: entries read of
+   `iinf`, `iloc` and `ipma`, properties of `ipco` an index may name, and
+   tiles whose sizes are looked up (the spec wants every tile of a grid of
+   one size, libavif refuses others; a larger tile further on is still
+   charged by the walk of every `ispe` and `hvcC` above). */
 #define IW_GRID_MAX_ITEMS 4096u
-#define IW_GRID_MAX_TILES 4096u
+#define IW_GRID_MAX_PROPERTIES 256u
+#define IW_GRID_SIZED_TILES 64u
 
 static void iw_meta_find(const uint8_t *data, size_t start, size_t end, iw_meta_boxes *m) {
     iw_box box;
@@ -315,7 +320,8 @@ static unsigned iw_item_refs(const iw_meta_boxes *m, uint32_t from, const char *
    `ipma` (ISO/IEC 23008-12 9.3.2: item_ID of 16 bits in version 0, 32 in
    1; property indices of 7 bits, or 15 with flags bit 0, 1-based into
    `ipco`). */
-static void iw_item_size(const iw_meta_boxes *m, uint32_t id, uint32_t *w, uint32_t *h) {
+static void iw_item_size(const iw_meta_boxes *m, const iw_box *props, unsigned prop_count, uint32_t id,
+                         uint32_t *w, uint32_t *h) {
     *w = *h = 0;
     const uint8_t *p = m->ipma;
     size_t n = m->ipma_n, at = 4;
@@ -328,22 +334,13 @@ static void iw_item_size(const iw_meta_boxes *m, uint32_t id, uint32_t *w, uint3
         unsigned count = (unsigned)iw_field(p, n, &at, 1, &ok);
         for (unsigned k = 0; ok && k < count; k++) {
             unsigned index = (unsigned)iw_field(p, n, &at, wide_index ? 2 : 1, &ok) & (wide_index ? 0x7FFF : 0x7F);
-            if (item != id || index == 0) continue;
-            /* The index-th child of ipco. */
-            iw_box box;
-            size_t pos = 0;
-            unsigned i = 1;
-            int r;
-            while ((r = iw_bmff_box_at(m->ipco, m->ipco_n, pos, &box)) == IW_BOX_OK && i < index) {
-                pos = box.end;
-                i++;
-            }
-            if (r != IW_BOX_OK) continue;
-            const uint8_t *q = m->ipco + box.payload;
-            size_t qn = box.end - box.payload;
+            if (item != id || index == 0 || index > prop_count) continue;
+            const iw_box *box = &props[index - 1];
+            const uint8_t *q = m->ipco + box->payload;
+            size_t qn = box->end - box->payload;
             uint64_t best = (uint64_t)*w * *h;
-            if (!memcmp(box.type, "ispe", 4) && qn >= 12) iw_take(iw_be32(q + 4), iw_be32(q + 8), &best, w, h);
-            else if (!memcmp(box.type, "hvcC", 4)) iw_hvcc_sizes(q, qn, &best, w, h);
+            if (!memcmp(box->type, "ispe", 4) && qn >= 12) iw_take(iw_be32(q + 4), iw_be32(q + 8), &best, w, h);
+            else if (!memcmp(box->type, "hvcC", 4)) iw_hvcc_sizes(q, qn, &best, w, h);
         }
         if (item == id) return;
     }
@@ -379,13 +376,20 @@ static void iw_grid_size(const uint8_t *data, size_t len, uint32_t *gw, uint32_t
     } else {
         iw_take((uint64_t)g[4] << 8 | g[5], (uint64_t)g[6] << 8 | g[7], &best, gw, gh);
     }
+    /* The properties of ipco, in order (ipma names them by index). */
+    iw_box props[IW_GRID_MAX_PROPERTIES];
+    unsigned prop_count = 0;
+    size_t at = 0;
+    while (m.ipco && prop_count < IW_GRID_MAX_PROPERTIES &&
+           iw_bmff_box_at(m.ipco, m.ipco_n, at, &props[prop_count]) == IW_BOX_OK)
+        at = props[prop_count++].end;
     /* The tiles: the largest one's sides, rows x columns of it. */
-    uint32_t tiles[IW_GRID_MAX_TILES];
-    unsigned count = iw_item_refs(&m, primary, "dimg", tiles, IW_GRID_MAX_TILES);
+    uint32_t tiles[IW_GRID_SIZED_TILES];
+    unsigned count = iw_item_refs(&m, primary, "dimg", tiles, IW_GRID_SIZED_TILES);
     uint32_t tw = 0, th = 0;
     for (unsigned k = 0; k < count; k++) {
         uint32_t w = 0, h = 0;
-        iw_item_size(&m, tiles[k], &w, &h);
+        iw_item_size(&m, props, prop_count, tiles[k], &w, &h);
         if (w > tw) tw = w;
         if (h > th) th = h;
     }
