@@ -74,6 +74,7 @@ import Glibc
         } catch {
             #expect("\(error)".hasPrefix(folder.database + ": "), "\(error)")
             #expect("\(error)".contains(c.expected), "\(error)")
+            #expect((error as? ImgWarmError)?.exitStatus == ExitStatus.cacheUnusable, "\(error)")
             #expect((try? Data(contentsOf: URL(fileURLWithPath: folder.database))) == before, "a refused database was changed")
         }
     }
@@ -120,7 +121,7 @@ import Glibc
         #expect(index.existingEntry(for: CacheEntryName(storedName: "absent")) == nil)
 
         // keepExisting: the row and file stay as they are.
-        try [9].withUnsafeBytes { bytes in
+        try [UInt8]([9]).withUnsafeBytes { bytes in
             try index.store(bytes, as: key, response: response, keepExisting: true) { fd, b in
                 Glibc.write(fd, b.baseAddress, b.count) == b.count ? 0 : errno
             }
@@ -128,7 +129,7 @@ import Glibc
         #expect(index.existingEntry(for: key)?.path == found.path)
 
         response.contentType = "image/webp"
-        try [5, 6].withUnsafeBytes { bytes in
+        try [UInt8]([5, 6]).withUnsafeBytes { bytes in
             try index.store(bytes, as: key, response: response, keepExisting: false) { fd, b in
                 Glibc.write(fd, b.baseAddress, b.count) == b.count ? 0 : errno
             }
@@ -187,6 +188,7 @@ import Glibc
             #expect(c.refusal == nil)
         } catch {
             #expect(c.refusal.map { "\(error)".hasPrefix($0) } == true, "\(error)")
+            #expect((error as? ImgWarmError)?.exitStatus == ExitStatus.usage, "\(error)")
         }
     }
 
