@@ -26,7 +26,7 @@ import Testing
 
     struct Case: CustomStringConvertible {
         var name: String
-        var entry = PrefetchFinishTests.entry
+        var entry = FinishTests.entry
         var download: DownloadResult
         var validation: Verdict? = nil
         var store: StoreResult? = nil
