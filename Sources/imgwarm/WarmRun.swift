@@ -131,7 +131,7 @@ struct WarmRun {
         report.hosts = downloader?.hostFigures() ?? []
         report.insecure = c.insecure
         if c.junit != nil, prefetcher.ledger.snapshot()[.blocked] > 0, let rows = try? state?.failedURLs() {
-            report.earlierFailures = Dictionary(rows.map { ($0.url, $0) }, uniquingKeysWith: { a, _ in a })
+            report.useEarlierFailures(rows)
         }
         let snap = prefetcher.ledger.snapshot()
         var ending = WarmEnding(fatal: prefetcher.fatalError, signal: signals.received,

@@ -275,12 +275,12 @@ import TestSupport
             == ["docs/commands.md: --proxy of imgwarm warm is not explained (section warm)"])
     }
 
-    /// Every error class and outcome name (Prefetch/Outcome.swift) and
+    /// Every error class and outcome name (Support/EntryOutcome.swift) and
     /// every key of the JSON report (Report/RunReport.swift) is explained
     /// in docs/commands.md, in backquotes.
     @Test func errorClassesAndReportKeysAreExplained() throws {
         let commands = try String(contentsOfFile: Self.root + "/docs/commands.md", encoding: .utf8)
-        let outcome = try String(contentsOfFile: Self.root + "/Sources/ImgWarmKit/Prefetch/Outcome.swift", encoding: .utf8)
+        let outcome = try String(contentsOfFile: Self.root + "/Sources/ImgWarmKit/Support/EntryOutcome.swift", encoding: .utf8)
         let report = try String(contentsOfFile: Self.root + "/Sources/ImgWarmKit/Report/RunReport.swift", encoding: .utf8)
         let names = Set(outcome.matches(of: #/return "([a-z\-]+)"/#).map { String($0.output.1) }).subtracting(["pending"])
         let keys = Set(report.matches(of: #/\\"([a-z_]+)\\"/#).map { String($0.output.1) })

@@ -25,11 +25,11 @@ public enum ReportReader {
             let source = ManifestSource(fileIndex: fileIndex, line: i + 1)
             switch ParsedURL.parse(url) {
             case .failure(let p):
-                problems.append(ManifestProblem(source: source, reason: "\(p.reason): \(ManifestReader.clip(Redaction.url(url)))"))
+                problems.append(ManifestProblem(source: source, reason: "\(p.reason): \(TerminalText.clip(Redaction.url(url)))"))
             case .success(let parsed) where parsed.hasCredentials || Redaction.hasSecrets(parsed.absolute)
                 || (e["key"] as? String).map(Redaction.hasSecrets) == true:
                 problems.append(ManifestProblem(source: source, reason:
-                    "the report has this URL without its credentials, tokens or fragment; warm its manifest line instead: \(ManifestReader.clip(parsed.redacted))"))
+                    "the report has this URL without its credentials, tokens or fragment; warm its manifest line instead: \(TerminalText.clip(parsed.redacted))"))
             case .success(let parsed):
                 out.append(ManifestReader.entry(parsed, key: e["key"] as? String, priority: nil, source: source, options: options))
             }
