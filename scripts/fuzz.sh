@@ -63,7 +63,7 @@ build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzManifest -o "$out/fuzz-m
   Sources/ImgWarmKit/Download/BodyMemory.swift \
   Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/TerminalText.swift Sources/ImgWarmKit/Support/Version.swift \
   Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift Sources/ImgWarmKit/Support/SystemError.swift \
-  Sources/ImgWarmKit/Support/ImgWarmError.swift \
+  Sources/ImgWarmKit/Support/ImgWarmError.swift Sources/ImgWarmKit/Support/HTTPFacts.swift \
   -lcurl
 echo "fuzz: building the image target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \
