@@ -74,25 +74,17 @@ struct CachePruneCommand: ParsableCommand {
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: .fails)
         if !dryRun { try cacheOptions.requireRecognised(cache, force: force, purpose: .delete) }
-        if let index = cache.index { return try runIndexed(cache, index) }
-        if maxObjects != nil { throw Failure.usage("--max-objects has no meaning under --layout \(cache.layout.kind.rawValue): only flutter_cache_manager counts objects") }
+        if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
         var options = self.options(layout: cache.layout)
-        // Checked here rather than in validate(): a Failure prints the one
-        // line the contract asks for, where a ValidationError adds the usage.
+        options.pinned = try loadPinned(layout: cache.layout)
+        let result: PruneResult
         do {
-            try options.validate()
+            result = try CachePrune.run(cache, options: options)
         } catch let invalid as PruneOptions.Invalid {
+            // A Failure prints the one line the contract asks for, where a
+            // ValidationError adds the usage.
             throw Failure.usage(invalid.description)
         }
-        if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
-        options.pinned = try loadPinned(layout: cache.layout)
-        // Share the cache with concurrent warms; keep `cache clear --all`
-        // out meanwhile. A cache no imgwarm run has used gets no lock file
-        // (and a dry run touches nothing). The walk and every removal go
-        // relative to the folder the session opened.
-        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
-        defer { withExtendedLifetime(session) {} }
-        let result = try CachePruner(root: cache.rootFolder!, options: options).run()
         let out = OutputLines()
         if json {
             PruneReport.json(result, includeFiles: dryRun) { out.write($0) }
@@ -106,34 +98,6 @@ struct CachePruneCommand: ParsableCommand {
             let more = result.failed > 1 ? " (and \(result.failed - 1) more \(result.failed == 2 ? "file" : "files"))" : ""
             throw Failure.cache("\(cache.directory)/\(failure.path): \(failure.reason)\(more)")
         }
-    }
-
-    /// A layout with an index (DiskLruCache journal, flutter database)
-    /// prunes through it, with its library's eviction.
-    private func runIndexed(_ cache: DiskCache, _ index: any CacheIndex) throws {
-        var options = self.options(layout: cache.layout)
-        if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
-        options.pinned = try loadPinned(layout: cache.layout)
-        // The same preparation as the folder layouts: folders checked, the
-        // lock shared with warms.
-        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
-        defer { withExtendedLifetime(session) {} }
-        let result: IndexPruneResult
-        do {
-            result = try index.prune(options)
-        } catch let invalid as PruneOptions.Invalid {
-            throw Failure.usage(invalid.description)
-        }
-        let out = OutputLines()
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            out.write(String(decoding: try encoder.encode(result), as: UTF8.self))
-        } else {
-            if dryRun { for r in result.removed { out.write("\(TerminalText.escaped(r.path)): \(r.reason) (\(r.bytes) bytes)") } }
-            out.write(result.summary)
-        }
-        out.flush()
     }
 
     /// The names of the --keep manifests. A manifest that cannot be read is a

@@ -149,7 +149,7 @@ import TestSupport
     @Test func indexWritesTheLinesTheLibraryWrites() throws {
         let dir = makeTempDirectory("imgwarm-journal")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try DiskCache.makeDirectories(dir + "/.imgwarm/tmp")
+        try StateFolders.makeDirectories(dir + "/.imgwarm/tmp")
         let layout = CoilLayout()
         let index = try #require(layout.makeIndex(directory: dir) as? DiskLruIndex)
         try index.open(writable: true)
@@ -204,7 +204,7 @@ import TestSupport
     @Test func journalIsRebuiltAtTheLibrarysThresholdAndStaysReadable() throws {
         let dir = makeTempDirectory("imgwarm-journal-rebuild")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try DiskCache.makeDirectories(dir + "/.imgwarm/tmp")
+        try StateFolders.makeDirectories(dir + "/.imgwarm/tmp")
         let layout = GlideLayout()
         let index = try #require(layout.makeIndex(directory: dir))
         try index.open(writable: true)

@@ -102,7 +102,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         (S_IFSOCK, 1000, false, false),
     ] as [(mode_t, uid_t, Bool, Bool)])
     func whatCountsAsAnEntry(_ type: mode_t, _ owner: uid_t, _ othersMayWrite: Bool, _ counts: Bool) {
-        #expect(DiskCache.countsAsEntry(type: type, owner: owner, runningUser: 1000, othersMayWrite: othersMayWrite) == counts)
+        #expect(FolderBackend.countsAsEntry(type: type, owner: owner, runningUser: 1000, othersMayWrite: othersMayWrite) == counts)
     }
 
     /// Temp names: `PID-TAG-TOKEN.tmp`, TOKEN 16 hex digits that differ
@@ -125,7 +125,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         for name in seen {
             let parts = name.dropLast(4).split(separator: "-")
             #expect(name.hasSuffix(".tmp") && parts.count == 3)
-            #expect(parts[0] == Substring(String(getpid())) && parts[1] == Substring(DiskCache.processTag))
+            #expect(parts[0] == Substring(String(getpid())) && parts[1] == Substring(TempFiles.processTag))
             #expect(parts[2].count == 16 && parts[2].allSatisfy(\.isHexDigit))
         }
         #expect(Set(seen).count == 3)

@@ -107,7 +107,7 @@ public final class Prefetcher: @unchecked Sendable {
             let index = Int(plan.order[position]), started = DispatchTime.now()
             let lookup = lookups.lookup(at: position)
             let url = plan.url(index)
-            if cache.layout.kind == .flutter, let refusal = FlutterLayout.refusal(url: url, key: plan.key(index)) {
+            if let refusal = cache.layout.refusal(url: url, key: plan.key(index)) {
                 var r = EntryResult()
                 r.outcome = .failed
                 r.error = .invalidURL
@@ -183,8 +183,10 @@ public final class Prefetcher: @unchecked Sendable {
                         writer.pass(ticket)
                         return done(verdict, nil)
                     }
-                    let facts = cache.index == nil ? nil
-                        : StoredResponse.received(response, url: indexURL(entry), now: Date().timeIntervalSince1970)
+                    let facts = cache.backend.keepsResponses
+                        ? StoredResponse.received(response, url: cache.layout.storedURL(url: entry.url, key: entry.key),
+                                                  now: Date().timeIntervalSince1970)
+                        : nil
                     writer.write(response.body, to: lookup, ticket: ticket, response: facts) { done(verdict, $0) }
                 case .notModified:
                     done(nil, writer.renew(lookup.name, ticket: ticket))
@@ -199,17 +201,6 @@ public final class Prefetcher: @unchecked Sendable {
                 validationQueue.submit(finishEntry)
             }
         }
-    }
-
-    /// The URL an index keeps for an entry: flutter's `url` column never
-    /// holds userinfo (`FlutterLayout.refusal` let such an entry through
-    /// only with its own key).
-    /// OkHttp's entry holds the URL its key is made of (`Entry.matches`
-    /// compares it with the request's `HttpUrl.toString()`).
-    private func indexURL(_ entry: Finish.Entry) -> String {
-        if cache.layout.kind == .okhttp { return entry.key }
-        guard cache.layout.kind == .flutter else { return entry.url }
-        return FlutterLayout.indexURL(entry.url) ?? entry.key
     }
 
     /// A body whose write costs less than handing it to a worker.

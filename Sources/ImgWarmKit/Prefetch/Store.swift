@@ -1,8 +1,8 @@
 /// The write side of the cache as `warm` sees it: atomic writes under a
 /// name, and the renewal a 304 asks for. Which names and dates an entry
 /// gets is the cache layout's business (DiskCache and CacheEntryName); a
-/// store only writes. A protocol so that tests and the CLI's test hooks can
-/// put faults in front of the real thing.
+/// store only writes. A protocol so that tests can put faults in front of
+/// the real thing.
 public protocol CacheStore: AnyObject, Sendable {
     /// Writes `bytes` as the entry `name`: a reader (the app, another run,
     /// prune) sees the old file or the whole new one, never a part.
@@ -32,13 +32,12 @@ extension CacheStore {
 extension DiskCache: CacheStore {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
                       likelyNew: Bool) throws {
-        try store(bytes, for: name, replacing: previous, likelyNew: likelyNew)
+        _ = try backend.store(bytes, as: name, response: nil, replacing: previous, likelyNew: likelyNew)
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
                       likelyNew: Bool, response: StoredResponse?) throws {
-        _ = try store(bytes, for: name, replacing: previous, likelyNew: likelyNew, response: response,
-                      write: FileIO.writeAll)
+        _ = try backend.store(bytes, as: name, response: response, replacing: previous, likelyNew: likelyNew)
     }
 
     public func renew(_ name: CacheEntryName) -> Int64? {
