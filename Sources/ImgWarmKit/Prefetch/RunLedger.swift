@@ -8,7 +8,7 @@ public final class RunLedger: @unchecked Sendable {
     private var results: [EntryResult]
     /// One-line reasons of failures, by entry index.
     private var reasons: [Int: String] = [:]
-    /// The cache path each entry ended at (absolute), for cached/stored ones.
+    /// Entries per outcome and per error class (the totals of the summary).
     private var counts = [Int](repeating: 0, count: Outcome.allCases.count)
     private var errorCounts = [Int](repeating: 0, count: EntryError.allCases.count)
     public private(set) var bytesDownloaded: UInt64 = 0
