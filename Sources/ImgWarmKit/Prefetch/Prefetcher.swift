@@ -124,7 +124,8 @@ public final class Prefetcher: @unchecked Sendable {
                     .map { HTTPValidators(etag: $0.etag, lastModified: $0.lastModified) }
             }
             guard case .fetch(let validators) = decision else {
-                record(index, Finish.triaged(decision) ?? EntryResult(), started: started)
+                record(index, Finish.triaged(decision) ?? EntryResult(), started: started,
+                       path: unplanned(lookup.existing?.path, for: lookup.name))
                 continue
             }
             pipeline.wait()
@@ -171,7 +172,10 @@ public final class Prefetcher: @unchecked Sendable {
                     recorder.batch.add(out.changes)
                     if let fatal = out.fatal { cancel(fatal: fatal) }
                     if out.announce, let reason = out.reason { onFailure?("\(Redaction.url(entry.url)): \(reason)") }
-                    record(index, out.entry, started: started, reason: out.reason, image: out.image, response: out.response)
+                    var path = lookup.existing?.path
+                    if case .stored(let written)? = stored { path = written }
+                    record(index, out.entry, started: started, reason: out.reason, image: out.image, response: out.response,
+                           path: out.entry.fileExists ? unplanned(path, for: lookup.name) : nil)
                     // The slot is freed only when the entry is done, so
                     // bodies waiting on the budget gate stay bounded.
                     pipeline.signal()
@@ -218,11 +222,18 @@ public final class Prefetcher: @unchecked Sendable {
         return response.body.count <= inlineStoreLimit
     }
 
+    /// `path` when it is not the one the cache plans for `name` (the
+    /// ledger keeps only those).
+    private func unplanned(_ path: String?, for name: CacheEntryName) -> String? {
+        guard let path, path != cache.path(for: name) else { return nil }
+        return path
+    }
+
     private func record(_ index: Int, _ result: EntryResult, started: DispatchTime, reason: String? = nil,
-                        image: ImageInfo? = nil, response: ResponseFacts? = nil) {
+                        image: ImageInfo? = nil, response: ResponseFacts? = nil, path: String? = nil) {
         var r = result
         r.milliseconds = UInt32(clamping: (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)
-        ledger.record(index, r, reason: reason, image: image, response: response)
+        ledger.record(index, r, reason: reason, image: image, response: response, path: path)
         onEntry?(index, r)
     }
 }

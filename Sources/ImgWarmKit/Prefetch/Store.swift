@@ -10,13 +10,13 @@ public protocol CacheStore: AnyObject, Sendable {
     /// name differs. Whatever is at the name is replaced, so the name holds
     /// `bytes` when this returns. `likelyNew`: the name was not looked up
     /// (a cache empty at the start) and is most likely free. Throws
-    /// `CacheError`.
+    /// `CacheError`. Returns the final path of the image bytes.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-               likelyNew: Bool) throws
+               likelyNew: Bool) throws -> String
     /// `store` with what the response said (Coil 3's metadata, flutter's
     /// eTag and validTill); the iOS layouts keep only the bytes.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-               likelyNew: Bool, response: StoredResponse?) throws
+               likelyNew: Bool, response: StoredResponse?) throws -> String
     /// A 304 kept the entry: renews its access time as the app's read does
     /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
@@ -24,20 +24,20 @@ public protocol CacheStore: AnyObject, Sendable {
 
 extension CacheStore {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      likelyNew: Bool, response: StoredResponse?) throws {
+                      likelyNew: Bool, response: StoredResponse?) throws -> String {
         try store(bytes, as: name, replacing: previous, likelyNew: likelyNew)
     }
 }
 
 extension DiskCache: CacheStore {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      likelyNew: Bool) throws {
-        _ = try backend.store(bytes, as: name, response: nil, replacing: previous, likelyNew: likelyNew)
+                      likelyNew: Bool) throws -> String {
+        try backend.store(bytes, as: name, response: nil, replacing: previous, likelyNew: likelyNew)
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      likelyNew: Bool, response: StoredResponse?) throws {
-        _ = try backend.store(bytes, as: name, response: response, replacing: previous, likelyNew: likelyNew)
+                      likelyNew: Bool, response: StoredResponse?) throws -> String {
+        try backend.store(bytes, as: name, response: response, replacing: previous, likelyNew: likelyNew)
     }
 
     public func renew(_ name: CacheEntryName) -> Int64? {
@@ -87,11 +87,11 @@ final class GatedStore: Sendable {
 
     private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
         do {
-            try body.withUnsafeBytes {
+            let path = try body.withUnsafeBytes {
                 try store.store($0, as: lookup.name, replacing: lookup.existing?.path, likelyNew: lookup.unchecked,
                                 response: response)
             }
-            return .stored
+            return .stored(path: path)
         } catch let error as CacheError {
             return .failed(error)
         } catch {

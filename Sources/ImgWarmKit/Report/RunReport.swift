@@ -75,9 +75,11 @@ public struct RunReport {
             // The key is the URL itself for nearly every entry: redacted once.
             let url = plan.url(index), shownURL = Redaction.url(url)
             var file: String?
-            // The name from the plan's MD5: the report hashes no key again.
+            // Where the lookup found or the store wrote the image (the
+            // ledger keeps the paths the cache would not plan): the report
+            // asks the cache nothing. The name from the plan's MD5.
             if wr.fileExists {
-                file = cache.existingPath(for: plan.entryName(index, in: cache))
+                file = ledger.path(winner) ?? cache.path(for: plan.entryName(index, in: cache))
             } else if r.outcome == .wouldDownload {
                 file = cache.path(for: plan.entryName(index, in: cache))
             }
