@@ -18,7 +18,7 @@ public protocol CacheStore: AnyObject, Sendable {
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
                likelyNew: Bool, response: StoredResponse?) throws -> String
     /// A 304 kept the entry: renews its access time as the app's read does
-    /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
+    /// (`CacheBackend.hit`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
 }
 

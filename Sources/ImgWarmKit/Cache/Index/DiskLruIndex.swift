@@ -329,7 +329,7 @@ public final class DiskLruIndex: IndexBackend, @unchecked Sendable {
         return true
     }
 
-    // MARK: CacheIndex
+    // MARK: IndexBackend
 
     public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
         let key = key(of: name)
