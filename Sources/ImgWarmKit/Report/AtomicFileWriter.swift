@@ -60,7 +60,7 @@ public final class AtomicFileWriter {
         var candidate = ""
         var e: Int32 = 0
         for _ in 0..<8 {
-            candidate = "." + name + ".tmp-" + DiskCache.hex16(UInt64.random(in: 0...UInt64.max))
+            candidate = "." + name + ".tmp-" + Hex.padded(UInt64.random(in: 0...UInt64.max), digits: 16)
             opened = openat(folder, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             e = errno
             if opened >= 0 || e != EEXIST { break }

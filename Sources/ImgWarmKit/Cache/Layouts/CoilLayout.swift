@@ -33,7 +33,7 @@ public struct CoilLayout: CacheLayout {
     public static let defaultSizeLimit: UInt64 = 250 * 1024 * 1024
 
     public static func diskKey(_ key: String) -> String {
-        CacheFileName.hex(SHA256.hash(data: Array(key.utf8)))
+        Hex.encode(SHA256.hash(data: Array(key.utf8)))
     }
 
     public func entryName(forKey key: String) -> CacheEntryName {

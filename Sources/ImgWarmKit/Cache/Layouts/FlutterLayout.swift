@@ -116,10 +116,7 @@ public struct FlutterLayout: CacheLayout {
         let timeHigh = UInt16(truncatingIfNeeded: time >> 48) & 0x0FFF | 0x1000
         let clock = clockSequence & 0x3FFF | 0x8000
         let nodeBits = (node | 0x0100_0000_0000) & 0xFFFF_FFFF_FFFF
-        func hex<T: BinaryInteger>(_ v: T, _ digits: Int) -> String {
-            let s = String(v, radix: 16)
-            return String(repeating: "0", count: max(0, digits - s.count)) + s
-        }
-        return "\(hex(timeLow, 8))-\(hex(timeMid, 4))-\(hex(timeHigh, 4))-\(hex(clock, 4))-\(hex(nodeBits, 12))"
+        return [Hex.padded(timeLow, digits: 8), Hex.padded(timeMid, digits: 4), Hex.padded(timeHigh, digits: 4),
+                Hex.padded(clock, digits: 4), Hex.padded(nodeBits, digits: 12)].joined(separator: "-")
     }
 }

@@ -30,7 +30,7 @@ public struct GlideLayout: CacheLayout {
     /// `SafeKeyGenerator`: SHA-256 of the key's UTF-8 bytes, lowercase hex
     /// (`Util.sha256BytesToHex`), plus the value index.
     public static func diskKey(_ key: String) -> String {
-        CacheFileName.hex(SHA256.hash(data: Array(key.utf8)))
+        Hex.encode(SHA256.hash(data: Array(key.utf8)))
     }
 
     public func entryName(forKey key: String) -> CacheEntryName {

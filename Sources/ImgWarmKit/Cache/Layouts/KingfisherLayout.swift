@@ -42,7 +42,7 @@ public struct KingfisherLayout: CacheLayout {
 
     /// Lowercase hex as all three libraries spell digests (`%02x`).
     public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: CacheFileName.hex(SHA256.hash(data: Array(key.utf8))))
+        CacheEntryName(storedName: Hex.encode(SHA256.hash(data: Array(key.utf8))))
     }
 
     /// `FileMeta.expired(referenceDate:)`: `isPast` is `<= 0` seconds away.

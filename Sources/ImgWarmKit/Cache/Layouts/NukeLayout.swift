@@ -22,7 +22,7 @@ public struct NukeLayout: CacheLayout {
 
     /// Lowercase hex as all three libraries spell digests (`%02x`).
     public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: CacheFileName.hex(Insecure.SHA1.hash(data: Array(key.utf8))))
+        CacheEntryName(storedName: Hex.encode(Insecure.SHA1.hash(data: Array(key.utf8))))
     }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {

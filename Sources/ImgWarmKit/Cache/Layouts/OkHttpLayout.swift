@@ -38,7 +38,7 @@ public struct OkHttpLayout: CacheLayout {
 
     /// `Cache.key`: `url.toString().encodeUtf8().md5().hex()`.
     public static func diskKey(_ url: String) -> String {
-        CacheFileName.hex(Insecure.MD5.hash(data: Array(OkHttpURL.canonical(url).utf8)))
+        Hex.encode(Insecure.MD5.hash(data: Array(OkHttpURL.canonical(url).utf8)))
     }
 
     public func entryName(forKey key: String) -> CacheEntryName {

@@ -402,7 +402,7 @@ public final class DiskCache: @unchecked Sendable {
         // through. EEXIST (a leftover of a run with the same pid in another
         // container) just takes the next name.
         for _ in 0..<4 {
-            tempName = Self.tempPrefix + DiskCache.hex16(imgwarm_unpredictable(tempCounter.next())) + ".tmp"
+            tempName = Self.tempPrefix + Hex.padded(imgwarm_unpredictable(tempCounter.next()), digits: 16) + ".tmp"
             fd = openat(temp, tempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             openError = errno
             if fd >= 0 || openError != EEXIST { break }
@@ -607,17 +607,8 @@ public final class DiskCache: @unchecked Sendable {
         // random part for hosts that share a name.
         var hash: UInt32 = 2_166_136_261
         for c in host.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: c))) &* 16_777_619 }
-        return hex8(hash) + hex8(UInt32.random(in: 0...UInt32.max))
+        return Hex.padded(hash, digits: 8) + Hex.padded(UInt32.random(in: 0...UInt32.max), digits: 8)
     }()
-
-    static func hex8(_ v: UInt32) -> String {
-        let h = String(v, radix: 16)
-        return String(repeating: "0", count: 8 - h.count) + h
-    }
-
-    static func hex16(_ v: UInt64) -> String {
-        hex8(UInt32(truncatingIfNeeded: v >> 32)) + hex8(UInt32(truncatingIfNeeded: v))
-    }
 
     /// Temp files of other hosts are judged by age, not pid (their pids mean
     /// nothing here): a live run keeps a temp file for the time of one
