@@ -51,6 +51,26 @@ public protocol CacheLayout: Sendable {
     /// For a library keyed by the URL itself (OkHttp): how a manifest URL
     /// becomes the key, refusing `key=`; nil: keys as the manifest gives.
     var manifestKeyRule: ManifestKeyRule? { get }
+
+    // What the folder looks like, so that detection and recognition know
+    // the layout (`LayoutDetection`, `CacheRecognition`).
+
+    /// The index the library keeps beside its files.
+    var indexKind: CacheIndexKind { get }
+
+    /// The last path components of the folders the library caches in by
+    /// default: `kind.defaultFolder`, and the other names its caches are
+    /// commonly found under.
+    var defaultFolderNames: [String] { get }
+
+    /// Whether the library keeps its files in sub-folder `folder` (a path
+    /// relative to the cache folder, never "").
+    func holdsEntries(inFolder folder: String) -> Bool
+
+    /// Whether `name`, a visible file in `folder` ("" for the cache folder
+    /// itself, else one `holdsEntries` admits), is a name the library gives
+    /// an entry or a value file there (the index's files aside).
+    func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool
 }
 
 /// The `--layout` values.
@@ -93,6 +113,10 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
     /// a DiskLruCache folder is flat).
     public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter || self == .fresco }
 
+    /// Every layout with its default settings, in `allCases` order: the
+    /// order detection asks them in.
+    public static let registry: [any CacheLayout] = allCases.map { $0.layout() }
+
     /// The layout with its default settings.
     public func layout() -> any CacheLayout {
         switch self {
@@ -131,6 +155,9 @@ extension CacheLayout {
     public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
     public func makeIndex(directory: String) -> (any CacheIndex)? { nil }
     public var manifestKeyRule: ManifestKeyRule? { nil }
+    public var indexKind: CacheIndexKind { .none }
+    public var defaultFolderNames: [String] { [kind.defaultFolder] }
+    public func holdsEntries(inFolder folder: String) -> Bool { false }
 }
 
 /// Which files a prune removes, in what order, and down to what: the

@@ -25,6 +25,21 @@ public struct FlutterLayout: CacheLayout {
 
     public var kind: CacheLayoutKind { .flutter }
 
+    /// `libCachedImageData.db` (table `cacheObject`).
+    public var indexKind: CacheIndexKind { .flutterDatabase }
+
+    /// The default cache key names both the database and the folder.
+    public var defaultFolderNames: [String] { [kind.defaultFolder, Self.storeKey] }
+
+    /// The files are in `libCachedImageData/`.
+    public func holdsEntries(inFolder folder: String) -> Bool { folder == Self.storeKey }
+
+    /// `Uuid().v1()` plus the content type's extension, in
+    /// `libCachedImageData/`.
+    public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        !folder.isEmpty && NameRule.uuid(name)
+    }
+
     /// `DefaultCacheManager.key`.
     public static let storeKey = "libCachedImageData"
     /// `Config`: stalePeriod 30 days, maxNrOfCacheObjects 200.

@@ -40,6 +40,15 @@ public struct KingfisherLayout: CacheLayout {
 
     public var kind: CacheLayoutKind { .kingfisher }
 
+    /// A recursive enumerator: files in any sub-folder count.
+    public func holdsEntries(inFolder folder: String) -> Bool { true }
+
+    /// `DiskStorage.cacheFileName`: SHA-256 hex (`kf.sha256`), and
+    /// `pathExtension` when the app sets one.
+    public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        NameRule.hex(name, 64, extension: .word)
+    }
+
     /// Lowercase hex as all three libraries spell digests (`%02x`).
     public func entryName(forKey key: String) -> CacheEntryName {
         CacheEntryName(storedName: Hex.encode(SHA256.hash(data: Array(key.utf8))))

@@ -15,6 +15,11 @@ public struct NukeLayout: CacheLayout {
 
     public var kind: CacheLayoutKind { .nuke }
 
+    /// `DataCache.filename(for:)`: SHA-1 hex.
+    public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        NameRule.hex(name, 40, extension: .word)
+    }
+
     /// `DataCache.sizeLimit`'s default.
     public static let defaultSizeLimit: UInt64 = 1024 * 1024 * 150
     /// `DataCache.trimRatio`'s default.

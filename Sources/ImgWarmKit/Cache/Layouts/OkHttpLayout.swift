@@ -17,7 +17,7 @@ import Foundation
 /// `expiration` (warm's `--expiration`) replaces the response's freshness
 /// headers with `Cache-Control: max-age=N`, so that `CacheStrategy` serves
 /// the entry without network for that long after the warm.
-public struct OkHttpLayout: CacheLayout {
+public struct OkHttpLayout: DiskLruLayout {
     /// The max-age given by `--expiration`, in seconds; nil: the server's
     /// freshness headers as they came.
     public let maxAge: Int64?
@@ -41,17 +41,21 @@ public struct OkHttpLayout: CacheLayout {
         Hex.encode(Insecure.MD5.hash(data: Array(OkHttpURL.canonical(url).utf8)))
     }
 
-    public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: Self.diskKey(key) + ".1")
-    }
+    /// `ENTRY_BODY`: the body in `<key>.1`, the metadata in `<key>.0`.
+    public static let imageValue = 1
+    /// MD5 hex.
+    public static let diskKeyLength = 32
+
+    /// React Native's `http-cache` and Picasso's `picasso-cache`
+    /// (`Utils.PICASSO_CACHE`); Coil 1's `image_cache` is left to the names
+    /// inside, as for Coil 2 and 3.
+    public var defaultFolderNames: [String] { ["http-cache", "picasso-cache"] }
 
     public func makeIndex(directory: String) -> (any CacheIndex)? {
         let maxAge = maxAge
-        let lru = DiskLruIndex(directory: directory, journal: Self.journal, imageValue: 1,
-                               defaultMaxSize: Self.defaultSizeLimit, layoutName: kind.rawValue,
-                               metadata: { response in response.map { Array(Self.metadata($0, maxAge: maxAge).utf8) } ?? [] },
-                               metadataMode: 0o600)
-        return OkHttpCacheIndex(lru)
+        return OkHttpCacheIndex(journalIndex(directory: directory, metadata: { response in
+            response.map { Array(Self.metadata($0, maxAge: maxAge).utf8) } ?? []
+        }, metadataMode: 0o600))
     }
 
     public var manifestKeyRule: ManifestKeyRule? {
@@ -66,10 +70,6 @@ public struct OkHttpLayout: CacheLayout {
         case .never: return Int64(Int32.max)
         case .seconds(let s): return max(1, min(Int64(Int32.max), Int64(s.rounded(.down))))
         }
-    }
-
-    public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw PruneOptions.Invalid(description: "--layout okhttp is pruned through its journal (CacheIndex.prune)")
     }
 
     /// Why OkHttp would never serve this response from its cache, or nil:
