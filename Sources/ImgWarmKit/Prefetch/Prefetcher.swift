@@ -107,7 +107,7 @@ public final class Prefetcher: @unchecked Sendable {
             let index = Int(plan.order[position]), started = DispatchTime.now()
             let lookup = lookups.lookup(at: position)
             let url = plan.url(index)
-            if cache.layout.kind == .flutter, let refusal = FlutterLayout.refusal(url: url, key: plan.key(index)) {
+            if let refusal = cache.layout.refusal(forURL: url, key: plan.key(index)) {
                 var r = EntryResult()
                 r.outcome = .failed
                 r.error = .invalidURL
@@ -201,15 +201,9 @@ public final class Prefetcher: @unchecked Sendable {
         }
     }
 
-    /// The URL an index keeps for an entry: flutter's `url` column never
-    /// holds userinfo (`FlutterLayout.refusal` let such an entry through
-    /// only with its own key).
-    /// OkHttp's entry holds the URL its key is made of (`Entry.matches`
-    /// compares it with the request's `HttpUrl.toString()`).
+    /// The URL an index keeps for an entry, as the layout says.
     private func indexURL(_ entry: Finish.Entry) -> String {
-        if cache.layout.kind == .okhttp { return entry.key }
-        guard cache.layout.kind == .flutter else { return entry.url }
-        return FlutterLayout.indexURL(entry.url) ?? entry.key
+        cache.layout.storedURL(entry.url, key: entry.key)
     }
 
     /// A body whose write costs less than handing it to a worker.

@@ -52,6 +52,15 @@ public protocol CacheLayout: Sendable {
     /// becomes the key, refusing `key=`; nil: keys as the manifest gives.
     var manifestKeyRule: ManifestKeyRule? { get }
 
+    /// Why the layout cannot keep the entry of manifest URL `url` under
+    /// `key` (one line saying what to do instead), checked before anything
+    /// is fetched; nil: it can.
+    func refusal(forURL url: String, key: String) -> String?
+
+    /// The URL the layout's index keeps for the entry fetched from `url`
+    /// under `key`.
+    func storedURL(_ url: String, key: String) -> String
+
     // What the folder looks like, so that detection and recognition know
     // the layout (`LayoutDetection`, `CacheRecognition`).
 
@@ -155,6 +164,8 @@ extension CacheLayout {
     public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
     public func makeIndex(directory: String) -> (any CacheIndex)? { nil }
     public var manifestKeyRule: ManifestKeyRule? { nil }
+    public func refusal(forURL url: String, key: String) -> String? { nil }
+    public func storedURL(_ url: String, key: String) -> String { url }
     public var indexKind: CacheIndexKind { .none }
     public var defaultFolderNames: [String] { [kind.defaultFolder] }
     public func holdsEntries(inFolder folder: String) -> Bool { false }

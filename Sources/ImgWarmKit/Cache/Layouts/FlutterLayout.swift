@@ -52,6 +52,12 @@ public struct FlutterLayout: CacheLayout {
 
     public func makeIndex(directory: String) -> (any CacheIndex)? { FlutterCacheIndex(directory: directory) }
 
+    public func refusal(forURL url: String, key: String) -> String? { Self.refusal(url: url, key: key) }
+
+    /// The `url` column never holds userinfo (`refusal` let such an entry
+    /// through only with its own key).
+    public func storedURL(_ url: String, key: String) -> String { Self.indexURL(url) ?? key }
+
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
         throw PruneOptions.Invalid(description: "--layout flutter is pruned through its database (CacheIndex.prune)")
     }

@@ -58,6 +58,10 @@ public struct OkHttpLayout: DiskLruLayout {
         }, metadataMode: 0o600))
     }
 
+    /// The entry holds the URL its key is made of (`Entry.matches` compares
+    /// it with the request's `HttpUrl.toString()`).
+    public func storedURL(_ url: String, key: String) -> String { key }
+
     public var manifestKeyRule: ManifestKeyRule? {
         ManifestKeyRule(layout: kind.rawValue, why: "OkHttp keys its cache by the request's URL (Cache.key: MD5 of HttpUrl.toString())",
                         key: { OkHttpURL.canonical($0) })
