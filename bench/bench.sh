@@ -6,6 +6,9 @@
 #   bench/bench.sh --small         quick: 2,000 thumbnails, 500 large
 #   bench/bench.sh --only thumbs   one part (thumbs|large|latency); --skip-extra skips the
 #                                    cached re-run / 1M-manifest / prune measurements
+#   bench/bench.sh --scheduler [PART...]
+#                                  the scheduler's targets instead (docs/performance.md), all parts
+#                                  or some of: latency loopback throttle h1conns rate limitrate
 #
 # Environment: BENCH_DIR (/tmp/imgwarm-bench; with --small /tmp/imgwarm-bench-small), BENCH_J (16), BENCH_ROUNDS (3),
 # BENCH_THUMBS / BENCH_LARGE (file counts), BENCH_PORT (18471), BENCH_OUT (bench-out),
@@ -15,6 +18,15 @@
 # BENCH_BUILD (static: the binary as scripts/package.sh ships it; dynamic: plain swift build -c release),
 # BENCH_DROP (auto: drop the page cache before each run unless corpus and targets are both on tmpfs; yes; no),
 # IMGWARM_BIN (measure that binary instead of building one).
+# With --scheduler: BENCH_DIR (/dev/shm/imgwarm-bench-sched: corpus and nginx on tmpfs), BENCH_PORT (18571),
+# BENCH_LAT_FILES (8000), BENCH_LAT_JS ("64 128 256"), BENCH_LAT_DELAYS ("40 120": ms, of those two),
+# BENCH_THUMBS (8000: loopback), BENCH_THROTTLE (3000 entries, origin limit BENCH_THROTTLE_LIMIT 200/s),
+# BENCH_RATE_SECONDS (20), BENCH_BUILD (dynamic); results in $BENCH_OUT/scheduler.txt.
+#
+# Scheduler: latency profile at 40 and 120 ms (defaults vs the best fixed -j
+# vs curl --parallel), loopback defaults vs -j 16, a 429 origin, an
+# HTTP/1.1-only origin's connections, --rate and --limit-rate. Alternated
+# rounds, medians, ratios and CPU seconds (bench_scheduler.py).
 #
 # Latency profile: nginx over TLS with HTTP/2 (a self-signed certificate made
 # with openssl here) proxies to an origin on loopback (bench.py delayserver)
@@ -54,24 +66,33 @@ tlsport=$((port + 1))
 delayport=$((port + 2))
 only=""
 extra=1
+scheduler=""
 while (($#)); do
   case "$1" in
+    --scheduler) shift; scheduler="${*:-latency loopback throttle h1conns rate limitrate}"; break ;;
     --small) thumbs="${BENCH_THUMBS:-2000}"; large="${BENCH_LARGE:-500}"; latfiles="${BENCH_LAT_FILES:-2000}"
              work="${work:-/tmp/imgwarm-bench-small}" ;;
     --only) only="$2"; shift ;;
     --skip-extra) extra=0 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
 
+if [ -n "$scheduler" ]; then
+  work="${work:-/dev/shm/imgwarm-bench-sched}"
+  port="${BENCH_PORT:-18571}"
+  thumbs="${BENCH_THUMBS:-8000}"
+  export BENCH_TARGET="${BENCH_TARGET:-$work/out}"
+  BENCH_BUILD="${BENCH_BUILD:-dynamic}"
+fi
 work="${work:-/tmp/imgwarm-bench}"   # --small keeps its own corpus in /tmp/imgwarm-bench-small
 
 # ---------------------------------------------------------------- packages
 need=()
 for pair in nginx:nginx curl:curl aria2c:aria2 wget2:wget2 hyperfine:hyperfine convert:imagemagick \
-            /usr/bin/time:time python3:python3 openssl:openssl; do
+            /usr/bin/time:time python3:python3 openssl:openssl ss:iproute2; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 if ((${#need[@]})); then
@@ -87,6 +108,7 @@ fi
 # here: the page cache is dropped before every run, and a build that loads
 # 57 shared libraries starts in 0.17-0.18 s from a cold cache against
 # 0.10-0.12 s for the static one (curl 0.03-0.04 s), a tenth of a large run.
+IMGWARM_BIN="${IMGWARM_BIN:-${BENCH_IMGWARM:-}}"
 if [ -n "${IMGWARM_BIN:-}" ]; then
   imgwarm="$IMGWARM_BIN"          # a given build, e.g. another branch's, or a quick check of this script
 elif [ "${BENCH_BUILD:-static}" = dynamic ]; then
@@ -101,8 +123,120 @@ fi
 
 mkdir -p "$work" "$outdir"
 results="$outdir/results.txt"
+[ -n "$scheduler" ] && results="$outdir/scheduler.txt"
 : > "$results"
 log() { echo "$*"; echo "$*" >> "$results"; }
+
+# ---------------------------------------------------------------- nginx, shared
+ngx="$work/nginx"
+mkdir -p "$ngx/logs" "$ngx/tmp"
+# The TLS servers: a self-signed certificate for 127.0.0.1 (the clients
+# run with --insecure / -k / --no-check-certificate).
+[ -s "$ngx/cert.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=127.0.0.1" \
+  -addext "subjectAltName=IP:127.0.0.1" -keyout "$ngx/key.pem" -out "$ngx/cert.pem" 2>/dev/null
+# What every nginx of the bench starts with, up to the servers.
+nginx_head() {
+  cat <<EOT
+worker_processes auto;
+worker_rlimit_nofile $(ulimit -Hn);
+pid $ngx/nginx.pid;
+error_log $ngx/logs/error.log warn;
+daemon off;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nodelay on;
+  keepalive_timeout 65;
+  keepalive_requests 1000000;
+  types { image/jpeg jpg; image/png png; image/gif gif; }
+  client_body_temp_path $ngx/tmp; proxy_temp_path $ngx/tmp; fastcgi_temp_path $ngx/tmp;
+  uwsgi_temp_path $ngx/tmp; scgi_temp_path $ngx/tmp;
+EOT
+}
+# A TLS + HTTP/2 server: port, then what it does.
+tls_server() {
+  cat <<EOT
+  server {
+    listen 127.0.0.1:$1 ssl http2;
+    ssl_certificate $ngx/cert.pem;
+    ssl_certificate_key $ngx/key.pem;
+    http2_max_concurrent_streams 256;
+    $2
+  }
+EOT
+}
+
+# ---------------------------------------------------------------- --scheduler
+scheduler_bench() {
+  local throttle="${BENCH_THROTTLE:-3000}" limit="${BENCH_THROTTLE_LIMIT:-200}" rateseconds="${BENCH_RATE_SECONDS:-20}"
+  local latjs="${BENCH_LAT_JS:-64 128 256}"
+  log "imgwarm scheduler bench $(date -u +%FT%TZ)  commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  log "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) (shared: figures are noisy; compare ratios)"
+  log "peers: $(curl --version | head -1 | cut -d' ' -f1-2), $(nginx -v 2>&1)"
+  local most=$latfiles
+  ((thumbs > most)) && most=$thumbs
+  ((throttle > most)) && most=$throttle
+  python3 bench/bench.py corpus "$work" thumbs "$most" 5 20
+  python3 bench/bench.py corpus "$work" large 200 50 300
+  local http=$port tls40=$((port + 1)) tls120=$((port + 2)) d40=$((port + 3)) d120=$((port + 4)) tlslim=$((port + 5))
+  cat > "$ngx/nginx.conf" <<EOF
+$(nginx_head)
+  log_format timed '\$msec \$status \$body_bytes_sent';
+  limit_req_zone \$server_port zone=origin:1m rate=${limit}r/s;
+  server {
+    listen 127.0.0.1:$http;
+    root $work/corpus;
+    access_log $ngx/logs/http.log timed;
+  }
+  upstream o40 { server 127.0.0.1:$d40; keepalive 256; }
+  upstream o120 { server 127.0.0.1:$d120; keepalive 256; }
+$(tls_server $tls40 "location / { proxy_pass http://o40; proxy_http_version 1.1; proxy_set_header Connection \"\"; }")
+$(tls_server $tls120 "location / { proxy_pass http://o120; proxy_http_version 1.1; proxy_set_header Connection \"\"; }")
+$(tls_server $tlslim "root $work/corpus; access_log $ngx/logs/limited.log timed;
+    location / { limit_req zone=origin burst=$((limit / 10)) nodelay; limit_req_status 429; error_page 429 = @throttled; }
+    location @throttled { add_header Retry-After 1 always; return 429 \"slow down\n\"; }")
+}
+EOF
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
+  nginx -p "$ngx" -c "$ngx/nginx.conf" & pids+=($!)
+  python3 bench/bench.py delayserver "$work/corpus" "$d40" 40 & pids+=($!)
+  python3 bench/bench.py delayserver "$work/corpus" "$d120" 120 & pids+=($!)
+  for _ in $(seq 100); do
+    [ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$tls40/thumbs/")" = 404 ] \
+      && [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$d120/thumbs/")" = 404 ] && break
+    sleep 0.1
+  done
+  local part delay tls
+  for part in $scheduler; do
+    case "$part" in
+      latency)
+        for delay in ${BENCH_LAT_DELAYS:-40 120}; do
+          tls=$tls40; [ "$delay" = 120 ] && tls=$tls120
+          python3 bench/bench_scheduler.py latency "$work" "$latfiles" "$rounds" "$imgwarm" "$results" "https://127.0.0.1:$tls" "$delay" "$latjs"
+        done ;;
+      loopback)
+        python3 bench/bench_scheduler.py loopback "$work" "$thumbs" "$((rounds * 2 - 1))" "$imgwarm" "$results" "http://127.0.0.1:$http" ;;
+      throttle)
+        python3 bench/bench_scheduler.py throttle "$work" "$throttle" "$imgwarm" "$results" "https://127.0.0.1:$tlslim" "$ngx/logs/limited.log" "$limit" ;;
+      h1conns)
+        python3 bench/bench_scheduler.py h1conns "$work" 2000 "$imgwarm" "$results" "http://127.0.0.1:$d40" "$d40" ;;
+      rate)
+        python3 bench/bench_scheduler.py rate "$work" "$((50 * rateseconds))" "$imgwarm" "$results" "http://127.0.0.1:$http" "$ngx/logs/http.log" 50 ;;
+      limitrate)
+        # About 20 MB of the large corpus (50-300 KB each): 20 s at 1M.
+        python3 bench/bench_scheduler.py limitrate "$work" 150 "$imgwarm" "$results" "http://127.0.0.1:$http" 1M ;;
+      *) echo "bench: unknown scheduler part $part" >&2; exit 2 ;;
+    esac
+  done
+  log ""
+  log "results: $results"
+}
+if [ -n "$scheduler" ]; then
+  scheduler_bench
+  exit 0
+fi
 log "imgwarm bench $(date -u +%FT%TZ)  $($imgwarm --version 2>/dev/null | head -1)  commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 log "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 log "peers: $(curl --version | head -1 | cut -d' ' -f1-2), $(aria2c --version | head -1), $(wget2 --version 2>/dev/null | head -1), $(nginx -v 2>&1)"
@@ -113,29 +247,9 @@ python3 bench/bench.py corpus "$work" thumbs "$thumbs" 5 20
 python3 bench/bench.py corpus "$work" large "$large" 50 300
 
 # ---------------------------------------------------------------- nginx
-ngx="$work/nginx"
-mkdir -p "$ngx/logs" "$ngx/tmp"
-# The latency profile's TLS server: a self-signed certificate for 127.0.0.1
-# (the clients run with --insecure / -k / --no-check-certificate).
-[ -s "$ngx/cert.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=127.0.0.1" \
-  -addext "subjectAltName=IP:127.0.0.1" -keyout "$ngx/key.pem" -out "$ngx/cert.pem" 2>/dev/null
 cat > "$ngx/nginx.conf" <<EOF
-worker_processes auto;
-worker_rlimit_nofile $(ulimit -Hn);
-pid $ngx/nginx.pid;
-error_log $ngx/logs/error.log warn;
-daemon off;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  sendfile on;
+$(nginx_head)
   tcp_nopush on;
-  tcp_nodelay on;
-  keepalive_timeout 65;
-  keepalive_requests 1000000;
-  types { image/jpeg jpg; image/png png; image/gif gif; }
-  client_body_temp_path $ngx/tmp; proxy_temp_path $ngx/tmp; fastcgi_temp_path $ngx/tmp;
-  uwsgi_temp_path $ngx/tmp; scgi_temp_path $ngx/tmp;
   server {
     listen 127.0.0.1:$port;
     root $work/corpus;
@@ -146,17 +260,7 @@ http {
     server 127.0.0.1:$delayport;
     keepalive 256;
   }
-  server {
-    listen 127.0.0.1:$tlsport ssl http2;
-    ssl_certificate $ngx/cert.pem;
-    ssl_certificate_key $ngx/key.pem;
-    http2_max_concurrent_streams 256;
-    location / {
-      proxy_pass http://slow_origin;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-    }
-  }
+$(tls_server "$tlsport" "location / { proxy_pass http://slow_origin; proxy_http_version 1.1; proxy_set_header Connection \"\"; }")
 }
 EOF
 nginx_pid=""

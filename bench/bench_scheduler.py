@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The scheduler's targets, driven by bench/bench-scheduler.sh.
+"""The scheduler's targets, driven by bench/bench.sh --scheduler.
 
 Subcommands (paths absolute):
   latency WORK COUNT ROUNDS IMGWARM OUT BASEURL DELAY_MS JS

@@ -62,14 +62,14 @@ build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzManifest -o "$out/fuzz-m
   Sources/ImgWarmKit/Download/DownloadTypes.swift Sources/ImgWarmKit/Download/RequestHeaderRules.swift Sources/ImgWarmKit/Download/RequestRates.swift \
   Sources/ImgWarmKit/Download/BodyMemory.swift \
   Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/TerminalText.swift Sources/ImgWarmKit/Support/Version.swift \
-  Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift Sources/ImgWarmKit/Support/SystemError.swift \
+  Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift Sources/ImgWarmKit/Support/Hex.swift Sources/ImgWarmKit/Support/SystemError.swift \
   Sources/ImgWarmKit/Support/ImgWarmError.swift Sources/ImgWarmKit/Support/HTTPFacts.swift \
   -lcurl
 echo "fuzz: building the image target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \
   -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
   fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift \
-  Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift \
+  Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift Sources/ImgWarmKit/Support/Hex.swift \
   Sources/ImgWarmKit/Support/ImgWarmError.swift \
   "${objs[@]}" "$out/obj/fs.o" \
   -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
@@ -102,7 +102,7 @@ build swiftc -sanitize=fuzzer -parse-as-library -O -g -swift-version 5 -module-n
   -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
   -Xcc -fmodule-map-file="$out/module-peak/module.modulemap" \
   fuzz/harness/DecodeMemoryFuzz.swift Sources/ImgWarmKit/Decode/*.swift \
-  Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift \
+  Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift Sources/ImgWarmKit/Support/Hex.swift \
   Sources/ImgWarmKit/Support/ImgWarmError.swift \
   "${plain[@]}" "$out/obj-plain/fs.o" "$out/obj-plain/peak_malloc.o" -Xlinker --export-dynamic \
   -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate

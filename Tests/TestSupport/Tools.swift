@@ -107,3 +107,19 @@ extension Trait where Self == ConditionTrait {
         .enabled(if: try prerequisiteAvailable(available(), reason), Comment(rawValue: reason), sourceLocation: sourceLocation)
     }
 }
+
+/// Runs the binary so that permission bits bind it. Root passes any
+/// folder, so as root it runs under setpriv with the two capabilities that
+/// bypass permission checks (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH) dropped
+/// from its bounding set. Its stdout and stderr together (an error must be
+/// all there is). Without setpriv the test is skipped (failed under CI).
+public func runBoundByPermissions(_ args: [String], why: String) throws -> (status: Int32, output: String) {
+    if geteuid() == 0 {
+        let setpriv = try neededTool("setpriv", for: why)
+        let run = try #require(runTool(setpriv, ["--bounding-set=-dac_override,-dac_read_search", "--",
+                                                 BinaryRunner.executable] + args))
+        return (run.status, run.output)
+    }
+    let run = try BinaryRunner.run(args)
+    return (run.status, run.stdout + run.stderr)
+}

@@ -30,10 +30,7 @@ enum ContentGuess {
 
     /// `unknown signature 00 01 02 fe`: the first four bytes in hex.
     static func signature(_ bytes: UnsafeRawBufferPointer) -> String {
-        let magic = bytes.prefix(4).map { byte -> String in
-            let hex = String(byte, radix: 16)
-            return hex.count == 1 ? "0" + hex : hex
-        }
+        let magic = bytes.prefix(4).map { Hex.encode(CollectionOfOne($0)) }
         return "unknown signature " + magic.joined(separator: " ")
     }
 

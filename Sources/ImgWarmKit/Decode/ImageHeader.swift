@@ -334,7 +334,7 @@ public enum ImageHeader {
     static func printable(_ b: UnsafeRawBufferPointer, _ i: Int) -> String {
         let id = b[i..<(i + 4)]
         if id.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return "\"" + fourCC(b, i) + "\"" }
-        return "0x" + id.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        return "0x" + Hex.encode(id)
     }
 
     // Readers; callers check the length first.

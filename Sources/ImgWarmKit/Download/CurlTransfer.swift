@@ -297,17 +297,16 @@ final class CurlTransfer {
             if keepBody, inflater == nil, length > 0 {
                 let capacity = Int(min(curl_off_t(maxBodyBytes), length))
                 // Without room in the budget the buffer grows as bytes come.
-                if charge?.grow(to: capacity) ?? true { body.reserveCapacity(capacity) }
+                _ = reserveBody(to: capacity)
             }
         }
         if keepBody, let inflater { return inflate(data, count: count, with: inflater) }
         // --memory: the buffer's growth is charged before it happens; when
         // it does not fit, curl keeps these bytes and hands them over again
         // on resume (nothing is counted as received yet).
-        if keepBody, let charge, body.count + count > body.capacity, received + count <= maxBodyBytes {
-            let capacity = min(max(body.count + count, body.capacity * 2), maxBodyBytes)
-            if !charge.grow(to: capacity) { return pauseForMemory() }
-            body.reserveCapacity(capacity)
+        if keepBody, body.count + count > body.capacity, received + count <= maxBodyBytes,
+           !reserveBody(to: min(max(body.count + count, body.capacity * 2), maxBodyBytes)) {
+            return pauseForMemory()
         }
         received += count
         guard keepBody else {
@@ -317,19 +316,33 @@ final class CurlTransfer {
             }
             return count
         }
-        if received > maxBodyBytes {
-            // Too large: stop now, and keep none of it.
+        guard count > 0, let data else { return count }
+        let kept = data.withMemoryRebound(to: UInt8.self, capacity: count) {
+            appendBody(UnsafeBufferPointer(start: $0, count: count))
+        }
+        return kept ? count : 0
+    }
+
+    /// Grows the body's buffer to `capacity`, charged to --memory before it
+    /// grows. False when the budget has no room now (nothing is reserved).
+    private func reserveBody(to capacity: Int) -> Bool {
+        guard capacity > body.capacity else { return true }
+        if let charge, !charge.grow(to: capacity) { return false }
+        body.reserveCapacity(capacity)
+        return true
+    }
+
+    /// The one way bytes enter the body, as received or as inflated. False
+    /// when the body would pass --max-bytes: it stops now and keeps none of it.
+    private func appendBody(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if body.count + bytes.count > maxBodyBytes {
             bodyLimitHit = true
             body = []
             charge?.reset()
-            return 0
+            return false
         }
-        if count > 0, let data {
-            data.withMemoryRebound(to: UInt8.self, capacity: count) {
-                body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
-            }
-        }
-        return count
+        body.append(contentsOf: bytes)
+        return true
     }
 
     private func pauseForMemory() -> Int {
@@ -347,11 +360,7 @@ final class CurlTransfer {
         let room = maxBodyBytes - body.count
         let (scaled, overflow) = count.multipliedReportingOverflow(by: Self.inflateRatio)
         let worst = min(overflow ? Int.max - 64 : scaled + 64, room + 1)
-        let needed = body.count + worst
-        if needed > body.capacity {
-            if let charge, !charge.grow(to: needed) { return pauseForMemory() }
-            body.reserveCapacity(needed)
-        }
+        if !reserveBody(to: body.count + worst) { return pauseForMemory() }
         let scratch = inflateScratch ?? UnsafeMutablePointer<UInt8>.allocate(capacity: Self.inflateChunk)
         inflateScratch = scratch
         var offset = 0
@@ -362,15 +371,7 @@ final class CurlTransfer {
                 imgwarm_inflate(z, $0 + offset, count - offset, &consumed, scratch, Self.inflateChunk, &produced)
             }
             offset += consumed
-            if produced > 0 {
-                if body.count + produced > maxBodyBytes {
-                    bodyLimitHit = true
-                    body = []
-                    charge?.reset()
-                    return 0
-                }
-                body.append(contentsOf: UnsafeBufferPointer(start: scratch, count: produced))
-            }
+            if produced > 0, !appendBody(UnsafeBufferPointer(start: scratch, count: produced)) { return 0 }
             if r == Z_STREAM_END {
                 // What follows the stream's end is not the image.
                 inflateEnded = true

@@ -14,7 +14,7 @@ enum JSON {
             case "\t": out += "\\t"
             default:
                 if u.value < 0x20 || u.value == 0x7F || (u.value >= 0x2028 && u.value <= 0x2029) {
-                    out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
+                    out += "\\u" + Hex.padded(u.value, digits: 4)
                 } else {
                     out.unicodeScalars.append(u)
                 }

@@ -228,18 +228,10 @@ public enum Redaction {
 
     static func percentDecoded(_ b: [UInt8]) -> [UInt8] {
         guard b.contains(UInt8(ascii: "%")) || b.contains(UInt8(ascii: "+")) else { return b }
-        func hex(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x41...0x46: return c - 0x41 + 10
-            case 0x61...0x66: return c - 0x61 + 10
-            default: return nil
-            }
-        }
         var out: [UInt8] = []
         var i = 0
         while i < b.count {
-            if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let h = hex(b[i + 1]), let l = hex(b[i + 2]) {
+            if b[i] == UInt8(ascii: "%"), i + 2 < b.count, let h = Hex.value(b[i + 1]), let l = Hex.value(b[i + 2]) {
                 out.append(h << 4 | l)
                 i += 3
             } else {

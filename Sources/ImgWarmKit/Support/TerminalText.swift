@@ -40,10 +40,10 @@ public enum TerminalText {
                 out.append(" ")
             case 0x00..<0x20, 0x7F, 0x80..<0xA0:
                 out.append(contentsOf: "\\x".unicodeScalars)
-                out.append(contentsOf: hex(s.value, digits: 2).unicodeScalars)
+                out.append(contentsOf: Hex.padded(s.value, digits: 2, uppercase: true).unicodeScalars)
             case 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
                 out.append(contentsOf: "\\u{".unicodeScalars)
-                out.append(contentsOf: hex(s.value, digits: 4).unicodeScalars)
+                out.append(contentsOf: Hex.padded(s.value, digits: 4, uppercase: true).unicodeScalars)
                 out.append("}")
             default:
                 out.append(s)
@@ -59,10 +59,5 @@ public enum TerminalText {
         let u = Array(e.utf8)
         guard let first = u.firstIndex(where: { $0 != 0x20 }), let last = u.lastIndex(where: { $0 != 0x20 }) else { return "" }
         return String(decoding: u[first...last], as: UTF8.self)
-    }
-
-    static func hex(_ v: UInt32, digits: Int) -> String {
-        let s = String(v, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, digits - s.count)) + s
     }
 }

@@ -102,7 +102,7 @@ struct URISyntax {
 
     static func isAlpha(_ c: UInt8) -> Bool { (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A }
     static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
-    static func isHex(_ c: UInt8) -> Bool { isDigit(c) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66) }
+    static func isHex(_ c: UInt8) -> Bool { Hex.value(c) != nil }
     static func isUnreserved(_ c: UInt8) -> Bool {
         isAlpha(c) || isDigit(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "~")
     }

@@ -19,6 +19,11 @@ struct ToyLayout: FolderLayout {
         return CacheEntryName(storedName: "toy-" + String(hash, radix: 16) + ".bin")
     }
 
+    /// What detection and recognition see of the format: its file names.
+    func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        folder.isEmpty && name.starts(with: Array("toy-".utf8))
+    }
+
     func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
         if options.maxAge != nil { throw ImgWarmError.usage("--max-age has no meaning under --layout toy") }
         let limit = options.maxSize ?? 100

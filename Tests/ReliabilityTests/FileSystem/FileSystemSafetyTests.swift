@@ -521,21 +521,6 @@ func owner(_ path: String) -> uid_t? {
     }
 }
 
-/// Runs the binary so that permission bits bind it: as root, under setpriv
-/// with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its bounding
-/// set (as EndToEndTests/CacheFolderErrors does). Stdout and stderr
-/// together. Without setpriv the test is skipped (failed under CI).
-func runBoundByPermissions(_ args: [String], why: String) throws -> (status: Int32, output: String) {
-    if geteuid() == 0 {
-        let setpriv = try neededTool("setpriv", for: why)
-        let run = try #require(runTool(setpriv, ["--bounding-set=-dac_override,-dac_read_search", "--",
-                                                 BinaryRunner.executable] + args))
-        return (run.status, run.output)
-    }
-    let run = try BinaryRunner.run(args)
-    return (run.status, run.stdout + run.stderr)
-}
-
 /// The same guarantees for the layouts with an index: a DiskLruCache journal (Glide, Coil) and
 /// flutter_cache_manager's database. Their journal, database and value
 /// files are named relative to the cache folder's descriptor without

@@ -36,7 +36,7 @@ import Foundation
 /// After a rebuild by another run our append descriptor points at the
 /// replaced file: every append under the lock first checks that `journal`
 /// is still the inode it writes to, and reopens it when not.
-public final class DiskLruIndex: IndexBackend, @unchecked Sendable {
+public final class DiskLruIndex: IndexBackend, LazilyWritableIndex, @unchecked Sendable {
     public let directory: String
     public let journal: DiskLruJournal
     /// Which value holds the image bytes (Glide: 0; Coil: 1, after the
@@ -51,12 +51,12 @@ public final class DiskLruIndex: IndexBackend, @unchecked Sendable {
     /// The permissions of the metadata values (OkHttp's hold the URL: 0600).
     let metadataMode: mode_t
 
-    private let lock = NSLock()
+    let lock = NSLock()
     // Guarded by `lock`:
     private var contents = DiskLruJournal.Contents()
     private var nextTouch = 1
     private var loaded = false
-    private var writable = false
+    private(set) var writable = false
     /// The cache folder's descriptor (O_NOFOLLOW): the journal and every
     /// value file are named relative to it.
     private var folderFD: Int32 = -1
@@ -110,7 +110,7 @@ public final class DiskLruIndex: IndexBackend, @unchecked Sendable {
         try openLocked(writable: writable)
     }
 
-    private func openLocked(writable: Bool) throws {
+    func openLocked(writable: Bool) throws {
         if folder == nil {
             do {
                 let handle = try folders.root(create: writable)
@@ -380,13 +380,7 @@ public final class DiskLruIndex: IndexBackend, @unchecked Sendable {
         let meta = journal.valueCount > 1 ? metadata(response) : []
         // The cache folder is open (and the journal read) before any byte
         // is written: the temp files are renamed relative to it.
-        lock.lock()
-        do {
-            if !writable { try openLocked(writable: true) }
-        } catch {
-            lock.unlock()
-            throw error
-        }
+        try lockWritable()
         lock.unlock()
         // The values, in temp files first: no lock is held while bytes are
         // copied. Temp names are unpredictable, in imgwarm's private folder.
@@ -408,9 +402,8 @@ public final class DiskLruIndex: IndexBackend, @unchecked Sendable {
             if e != 0 { throw ImgWarmError.cache(path: directory + "/\(key).\(i)", reason: "write failed: \(errnoString(e))", errno: e) }
         }
 
-        lock.lock()
+        try lockWritable()
         defer { lock.unlock() }
-        if !writable { try openLocked(writable: true) }
         // DiskLruCacheWrapper.put: "if data was written while we were
         // trying to get the lock, we can simply abort" -- when what the
         // journal says was written is still there as trusted files; a link
@@ -459,9 +452,8 @@ public final class DiskLruIndex: IndexBackend, @unchecked Sendable {
         guard DiskLruJournal.isValidKey(key) else {
             throw ImgWarmError.cache(path: path, reason: "not a DiskLruCache value file (<key>.<n>); left as it is", errno: EINVAL)
         }
-        lock.lock()
+        try lockWritable()
         defer { lock.unlock() }
-        if !writable { try openLocked(writable: true) }
         try withJournalLock {
             try reopenIfReplaced()
             _ = journal.removeValueFiles(of: key, in: folderFD, remover: remover)

@@ -95,7 +95,40 @@ public struct DiskLruJournal: Sendable, Equatable {
 
     /// The five header lines.
     public var header: String {
-        "\(Self.magic)\n\(Self.version)\n\(appVersion)\n\(valueCount)\n\n"
+        headerLines.map { $0 + "\n" }.joined()
+    }
+
+    /// `readJournal`'s header: MAGIC, VERSION_1, the app version, the value
+    /// count, a blank line; each compared as a string.
+    var headerLines: [String] { [Self.magic, Self.version, String(appVersion), String(valueCount), ""] }
+
+    /// The journal whose header starts `bytes` (its app version and value
+    /// count; the key rule is every DiskLruCache's), or nil when `bytes`
+    /// does not start with a DiskLruCache header a library opens: what a
+    /// folder's journal says before anyone knows which layout it is.
+    public static func readHeader(_ bytes: [UInt8]) -> DiskLruJournal? {
+        let lines = splitLines(bytes, limit: 5).lines
+        guard lines.count == 5, let appVersion = Int(lines[2]), let valueCount = Int(lines[3]), (1...9).contains(valueCount)
+        else { return nil }
+        let journal = DiskLruJournal(appVersion: appVersion, valueCount: valueCount)
+        return journal.headerLines.elementsEqual(lines) { $0 == $1 } ? journal : nil
+    }
+
+    /// StrictLineReader: lines end at the byte '\n'; a '\r' before it is
+    /// dropped. Split as bytes: as Swift `Character`s, "\r\n" is one
+    /// grapheme that equals neither "\n" nor "\r", so a CR LF journal
+    /// would read as one line. At most `limit` lines; `rest`: where the
+    /// bytes after them start.
+    static func splitLines(_ bytes: [UInt8], limit: Int = .max) -> (lines: [Substring], rest: Int) {
+        var lines: [Substring] = []
+        var start = bytes.startIndex
+        while lines.count < limit, let newline = bytes[start...].firstIndex(of: 0x0A) {
+            var end = newline
+            if end > start && bytes[end - 1] == 0x0D { end -= 1 }
+            lines.append(Substring(String(decoding: bytes[start..<end], as: UTF8.self)))
+            start = newline + 1
+        }
+        return (lines, start)
     }
 
     public static func dirtyLine(_ key: String) -> String { "DIRTY \(key)\n" }
@@ -167,25 +200,13 @@ public struct DiskLruJournal: Sendable, Equatable {
     /// refuses: a key outside the key rule, a negative length, lengths
     /// whose sum (of an entry, or of all entries) overflows 64 bits.
     public func parse(_ bytes: [UInt8]) throws -> Contents {
-        // StrictLineReader: lines end at the byte '\n'; a '\r' before it is
-        // dropped. Split as bytes: as Swift `Character`s, "\r\n" is one
-        // grapheme that equals neither "\n" nor "\r", so a CR LF journal
-        // would read as one line.
-        var lines: [Substring] = []
+        let (lines, rest) = Self.splitLines(bytes)
         var contents = Contents()
-        var start = bytes.startIndex
-        while let newline = bytes[start...].firstIndex(of: 0x0A) {
-            var end = newline
-            if end > start && bytes[end - 1] == 0x0D { end -= 1 }
-            lines.append(Substring(String(decoding: bytes[start..<end], as: UTF8.self)))
-            start = newline + 1
-        }
-        contents.unterminatedTail = start < bytes.endIndex
+        contents.unterminatedTail = rest < bytes.endIndex
         guard lines.count >= 5 else {
             throw Corrupt(line: lines.count + 1, reason: "the journal ends inside its header (\(lines.count) of 5 lines)")
         }
-        let expected = [Self.magic, Self.version, String(appVersion), String(valueCount), ""]
-        for (i, want) in expected.enumerated() where lines[i] != want {
+        for (i, want) in headerLines.enumerated() where lines[i] != want {
             throw Corrupt(line: i + 1, reason: "header line \"\(lines[i].prefix(80))\" where DiskLruCache app version \(appVersion) "
                 + "with \(valueCount) value\(valueCount == 1 ? "" : "s") per entry has \"\(want)\"")
         }

@@ -12,16 +12,16 @@ import GRDB
 /// file is removed after the commit. A kill before the commit leaves the
 /// old row and at most one file no row names (which flutter never reads,
 /// and `prune` removes).
-public final class FlutterCacheIndex: IndexBackend, @unchecked Sendable {
+public final class FlutterCacheIndex: IndexBackend, LazilyWritableIndex, @unchecked Sendable {
     public let directory: String
     public var databasePath: String { directory + "/" + FlutterLayout.storeKey + ".db" }
     public var filesDirectory: String { directory + "/" + FlutterLayout.storeKey }
 
-    private let lock = NSLock()
+    let lock = NSLock()
     // Guarded by `lock`:
     private var queue: DatabaseQueue?
     private var loaded = false
-    private var writable = false
+    private(set) var writable = false
     private var pendingTouches: [String: Int64] = [:]
     private var lastUUIDTime: UInt64 = 0
     private let clockSequence = UInt16.random(in: 0...0x3FFF)
@@ -69,7 +69,7 @@ public final class FlutterCacheIndex: IndexBackend, @unchecked Sendable {
         try openLocked(writable: writable)
     }
 
-    private func openLocked(writable: Bool) throws {
+    func openLocked(writable: Bool) throws {
         if queue != nil && (self.writable || !writable) { return }
         let root: FolderHandle
         do {
@@ -294,13 +294,7 @@ public final class FlutterCacheIndex: IndexBackend, @unchecked Sendable {
         let key = name.storedName
         let received = response?.receivedAt ?? Self.nowMilliseconds()
         let relativePath = newUUID() + FlutterLayout.fileExtension(contentType: response?.contentType)
-        lock.lock()
-        do {
-            if !writable { try openLocked(writable: true) }
-        } catch {
-            lock.unlock()
-            throw error
-        }
+        try lockWritable()
         lock.unlock()
         let (tempFolder, tempName, fd) = try folders.createTemp(tag: "f")
         var e = folders.writer.write(fd, bytes)
@@ -308,10 +302,7 @@ public final class FlutterCacheIndex: IndexBackend, @unchecked Sendable {
         defer { _ = remover.unlink(tempName, in: tempFolder.fd) }  // gone once renamed
         if e != 0 { throw ImgWarmError.cache(path: filesDirectory + "/" + relativePath, reason: "write failed: \(errnoString(e))", errno: e) }
 
-        lock.lock()
-        if !writable {
-            do { try openLocked(writable: true) } catch { lock.unlock(); throw error }
-        }
+        try lockWritable()
         guard let queue = self.queue, var files = filesHandle else {
             lock.unlock()
             throw ImgWarmError.cache(path: databasePath, reason: "the database is not open")
@@ -376,10 +367,7 @@ public final class FlutterCacheIndex: IndexBackend, @unchecked Sendable {
 
     public func removeEntry(imagePath path: String) throws {
         let relativePath = String(path.split(separator: "/").last ?? "")
-        lock.lock()
-        if !writable {
-            do { try openLocked(writable: true) } catch { lock.unlock(); throw error }
-        }
+        try lockWritable()
         guard let queue = self.queue else {
             lock.unlock()
             throw ImgWarmError.cache(path: databasePath, reason: "the database is not open")

@@ -36,7 +36,7 @@ public struct CacheFileName: Equatable, Sendable {
     /// The name for `key` whose MD5 (`digest(ofKey:)`) is already known: a
     /// run hashes each key once, when it reads the manifest.
     public init<D: Sequence>(md5Digest digest: D, key: String) where D.Element == UInt8 {
-        md5 = Self.hex(digest)
+        md5 = Hex.encode(digest)
         if let ext = Self.plainURLExtension(key) {
             sdExtension = ext
             extensions = [ext]
@@ -180,18 +180,6 @@ public struct CacheFileName: Equatable, Sendable {
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        for b in digest {
-            out.append(hexDigits[Int(b >> 4)])
-            out.append(hexDigits[Int(b & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// Percent-decodes `s` (every escape). Nil when an escape is malformed;
     /// invalid UTF-8 gives nil (`strict`) or U+FFFD (`!strict`).
     static func percentDecode(_ s: ArraySlice<UInt8>, strict: Bool) -> String? {
@@ -200,7 +188,7 @@ public struct CacheFileName: Equatable, Sendable {
         var i = s.startIndex
         while i < s.endIndex {
             if s[i] == UInt8(ascii: "%") {
-                guard i + 2 < s.endIndex, let h = hexValue(s[i + 1]), let l = hexValue(s[i + 2]) else { return nil }
+                guard i + 2 < s.endIndex, let h = Hex.value(s[i + 1]), let l = Hex.value(s[i + 2]) else { return nil }
                 out.append(h << 4 | l)
                 i += 3
             } else {
@@ -209,15 +197,6 @@ public struct CacheFileName: Equatable, Sendable {
             }
         }
         return strict ? String(validating: out, as: UTF8.self) : String(decoding: out, as: UTF8.self)
-    }
-
-    static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
-        }
     }
 
     /// Characters that end or forbid a path extension in CoreFoundation
@@ -336,7 +315,7 @@ enum LegacyCFURL {
         while i < b.count {
             let c = b[i]
             if c == UInt8(ascii: "%") {
-                guard i + 2 < b.count, CacheFileName.hexValue(b[i + 1]) != nil, CacheFileName.hexValue(b[i + 2]) != nil else { return false }
+                guard i + 2 < b.count, Hex.value(b[i + 1]) != nil, Hex.value(b[i + 2]) != nil else { return false }
                 i += 3
                 continue
             }

@@ -51,6 +51,26 @@ public protocol CacheLayout: Sendable {
     /// Whether the backend keeps every response header and the TLS session
     /// (OkHttp's cache entry does): the download then records them.
     var keepsResponseDetail: Bool { get }
+
+    // What the folder looks like, so that detection and recognition know
+    // the layout (`LayoutDetection`, `CacheRecognition`).
+
+    /// The index the library keeps beside its files.
+    var indexKind: CacheIndexKind { get }
+
+    /// The last path components of the folders the library caches in by
+    /// default: `kind.defaultFolder`, and the other names its caches are
+    /// commonly found under.
+    var defaultFolderNames: [String] { get }
+
+    /// Whether the library keeps its files in sub-folder `folder` (a path
+    /// relative to the cache folder, never "").
+    func holdsEntries(inFolder folder: String) -> Bool
+
+    /// Whether `name`, a visible file in `folder` ("" for the cache folder
+    /// itself, else one `holdsEntries` admits), is a name the library gives
+    /// an entry or a value file there (the index's files aside).
+    func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool
 }
 
 /// A format whose entries are plain files in the cache folder (SDWebImage,
@@ -82,6 +102,7 @@ public protocol BuiltInLayout: CacheLayout {
 
 extension BuiltInLayout {
     public var name: String { kind.rawValue }
+    public var defaultFolderNames: [String] { [kind.defaultFolder] }
 }
 
 extension FolderLayout {
@@ -146,6 +167,10 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
     /// a DiskLruCache folder is flat).
     public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter || self == .fresco }
 
+    /// Every layout with its default settings, in `allCases` order: the
+    /// order detection asks them in.
+    public static let registry: [any BuiltInLayout] = allCases.map { $0.layout() }
+
     /// The layout with its default settings.
     public func layout() -> any BuiltInLayout {
         switch self {
@@ -184,6 +209,9 @@ extension CacheLayout {
     public func refusal(url: String, key: String) -> String? { nil }
     public func storedURL(url: String, key: String) -> String { url }
     public var keepsResponseDetail: Bool { false }
+    public var indexKind: CacheIndexKind { .none }
+    public var defaultFolderNames: [String] { [] }
+    public func holdsEntries(inFolder folder: String) -> Bool { false }
 }
 
 /// Which files a prune removes, in what order, and down to what: the

@@ -1,5 +1,3 @@
-import Crypto
-
 /// Coil 3.x's disk cache (`coil3/disk/RealDiskCache.kt`):
 /// - a DiskLruCache (a port of OkHttp's) with app version 3 and two values
 ///   per entry: `<key>.0` the response metadata (`ENTRY_METADATA`),
@@ -22,7 +20,7 @@ import Crypto
 /// with `CacheControlCacheStrategy` gets the max-age, ETag and
 /// Last-Modified it needs to serve fresh entries and revalidate stale ones,
 /// as for an entry it had fetched itself.
-public struct CoilLayout: BuiltInLayout {
+public struct CoilLayout: DiskLruLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .coil }
@@ -31,19 +29,16 @@ public struct CoilLayout: BuiltInLayout {
     public static let journal = DiskLruJournal(appVersion: 3, valueCount: 2, rebuildNeedsEntryCount: false)
     /// `DiskCache.Builder.maximumMaxSizeBytes`: 250L * 1024 * 1024.
     public static let defaultSizeLimit: UInt64 = 250 * 1024 * 1024
+    /// `ENTRY_DATA`: the body in `<key>.1`, the metadata in `<key>.0`.
+    public static let imageValue = 1
 
-    public static func diskKey(_ key: String) -> String {
-        CacheFileName.hex(SHA256.hash(data: Array(key.utf8)))
-    }
-
-    public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: Self.diskKey(key) + ".1")
-    }
+    /// Apps configure Coil 3's disk cache in `image_cache` too (Coil 2's
+    /// `SingletonDiskCache.DIRECTORY`, kept when an app moves to Coil 3),
+    /// so that name alone cannot tell them apart.
+    public var defaultFolderNames: [String] { ["coil3_disk_cache", "image_cache"] }
 
     public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
-        DiskLruIndex(directory: folders.directory, writer: writer, journal: Self.journal, imageValue: 1,
-                     defaultMaxSize: Self.defaultSizeLimit, layoutName: kind.rawValue,
-                     metadata: { Self.metadata($0) })
+        journalIndex(folders: folders, writer: writer, metadata: { Self.metadata($0) })
     }
 
     /// `CacheNetworkResponse.writeTo`. Header values with a line break
@@ -62,7 +57,6 @@ public struct CoilLayout: BuiltInLayout {
         let text = "\(response.status)\n\(response.requestedAt)\n\(response.receivedAt)\n\(lines.count)\n" + lines.joined()
         return Array(text.utf8)
     }
-
 }
 
 /// Coil 2.x (tag 2.7.0, `coil-base/.../coil/disk/RealDiskCache.kt`): the
@@ -75,21 +69,13 @@ public struct CoilLayout: BuiltInLayout {
 /// network again. An empty `<key>.0` is what Coil 2 serves unconditionally
 /// ("Always return cached images with empty metadata as they were likely
 /// added manually", `HttpUriFetcher.kt`), which is what a warmed cache is for.
-public struct Coil2Layout: BuiltInLayout {
+public struct Coil2Layout: DiskLruLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .coil2 }
 
     /// `RealDiskCache` (2.7.0): appVersion = 1, valueCount = 2.
     public static let journal = DiskLruJournal(appVersion: 1, valueCount: 2, rebuildNeedsEntryCount: false)
-
-    public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: CoilLayout.diskKey(key) + ".1")
-    }
-
-    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
-        DiskLruIndex(directory: folders.directory, writer: writer, journal: Self.journal, imageValue: 1,
-                     defaultMaxSize: CoilLayout.defaultSizeLimit, layoutName: kind.rawValue)
-    }
-
+    public static let imageValue = CoilLayout.imageValue
+    public static let defaultSizeLimit = CoilLayout.defaultSizeLimit
 }

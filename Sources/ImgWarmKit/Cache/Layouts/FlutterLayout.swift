@@ -25,6 +25,21 @@ public struct FlutterLayout: BuiltInLayout {
 
     public var kind: CacheLayoutKind { .flutter }
 
+    /// `libCachedImageData.db` (table `cacheObject`).
+    public var indexKind: CacheIndexKind { .flutterDatabase }
+
+    /// The default cache key names both the database and the folder.
+    public var defaultFolderNames: [String] { [kind.defaultFolder, Self.storeKey] }
+
+    /// The files are in `libCachedImageData/`.
+    public func holdsEntries(inFolder folder: String) -> Bool { folder == Self.storeKey }
+
+    /// `Uuid().v1()` plus the content type's extension, in
+    /// `libCachedImageData/`.
+    public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        !folder.isEmpty && NameRule.uuid(name)
+    }
+
     /// `DefaultCacheManager.key`.
     public static let storeKey = "libCachedImageData"
     /// `Config`: stalePeriod 30 days, maxNrOfCacheObjects 200.
@@ -120,10 +135,7 @@ public struct FlutterLayout: BuiltInLayout {
         let timeHigh = UInt16(truncatingIfNeeded: time >> 48) & 0x0FFF | 0x1000
         let clock = clockSequence & 0x3FFF | 0x8000
         let nodeBits = (node | 0x0100_0000_0000) & 0xFFFF_FFFF_FFFF
-        func hex<T: BinaryInteger>(_ v: T, _ digits: Int) -> String {
-            let s = String(v, radix: 16)
-            return String(repeating: "0", count: max(0, digits - s.count)) + s
-        }
-        return "\(hex(timeLow, 8))-\(hex(timeMid, 4))-\(hex(timeHigh, 4))-\(hex(clock, 4))-\(hex(nodeBits, 12))"
+        return [Hex.padded(timeLow, digits: 8), Hex.padded(timeMid, digits: 4), Hex.padded(timeHigh, digits: 4),
+                Hex.padded(clock, digits: 4), Hex.padded(nodeBits, digits: 12)].joined(separator: "-")
     }
 }

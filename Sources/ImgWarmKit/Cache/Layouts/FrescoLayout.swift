@@ -47,6 +47,15 @@ public struct FrescoLayout: BuiltInLayout {
 
     public var kind: CacheLayoutKind { .fresco }
 
+    /// `v2.ols100.1` and its shard folders (`22`, or `22.0` from Fresco 3.7).
+    public func holdsEntries(inFolder folder: String) -> Bool { NameRule.frescoFolder(folder) }
+
+    /// `DefaultDiskStorage.getContentFileFor`: `<resourceId>.cnt` in a
+    /// shard folder, the id URL-safe Base64 of a SHA-1 without padding.
+    public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        folder != Self.versionFolder && NameRule.frescoContentFile(name)
+    }
+
     /// `--fresco-version X.Y[.Z]`: before 3.7 integer names, from 3.7 decimal.
     public static func shardNames(forVersion text: String) -> ShardNames? {
         let parts = text.split(separator: ".").map { Int($0) }

@@ -1,5 +1,3 @@
-import Crypto
-
 /// Glide 4.x/5.x's data cache (`DiskCacheStrategy.AUTOMATIC` keeps a remote
 /// image's original bytes there):
 /// - folder: `image_manager_disk_cache` under the app's cache dir, 250 MiB
@@ -17,29 +15,15 @@ import Crypto
 /// resized, transformed bitmap, keyed by width, height, transformation and
 /// options) is not written: its bytes are Glide's own encoding of a
 /// bitmap for one view size, which only the app's Glide can produce.
-public struct GlideLayout: BuiltInLayout {
+public struct GlideLayout: DiskLruLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .glide }
 
     /// `DiskLruCacheWrapper`: APP_VERSION = 1, VALUE_COUNT = 1.
     public static let journal = DiskLruJournal(appVersion: 1, valueCount: 1)
+    /// The image in `<key>.0`, the only value.
+    public static let imageValue = 0
     /// `DiskCache.Factory.DEFAULT_DISK_CACHE_SIZE`: 250 * 1024 * 1024.
     public static let defaultSizeLimit: UInt64 = 250 * 1024 * 1024
-
-    /// `SafeKeyGenerator`: SHA-256 of the key's UTF-8 bytes, lowercase hex
-    /// (`Util.sha256BytesToHex`), plus the value index.
-    public static func diskKey(_ key: String) -> String {
-        CacheFileName.hex(SHA256.hash(data: Array(key.utf8)))
-    }
-
-    public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: Self.diskKey(key) + ".0")
-    }
-
-    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
-        DiskLruIndex(directory: folders.directory, writer: writer, journal: Self.journal, imageValue: 0,
-                     defaultMaxSize: Self.defaultSizeLimit, layoutName: kind.rawValue)
-    }
-
 }

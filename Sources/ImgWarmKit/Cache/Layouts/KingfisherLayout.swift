@@ -40,9 +40,18 @@ public struct KingfisherLayout: FolderLayout, BuiltInLayout {
 
     public var kind: CacheLayoutKind { .kingfisher }
 
+    /// A recursive enumerator: files in any sub-folder count.
+    public func holdsEntries(inFolder folder: String) -> Bool { true }
+
+    /// `DiskStorage.cacheFileName`: SHA-256 hex (`kf.sha256`), and
+    /// `pathExtension` when the app sets one.
+    public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        NameRule.hex(name, 64, extension: .word)
+    }
+
     /// Lowercase hex as all three libraries spell digests (`%02x`).
     public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: CacheFileName.hex(SHA256.hash(data: Array(key.utf8))))
+        CacheEntryName(storedName: Hex.encode(SHA256.hash(data: Array(key.utf8))))
     }
 
     /// `FileMeta.expired(referenceDate:)`: `isPast` is `<= 0` seconds away.

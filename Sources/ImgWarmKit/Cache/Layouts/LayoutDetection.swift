@@ -15,68 +15,24 @@ public enum CacheIndexKind: Equatable, Sendable {
     case flutterDatabase
 }
 
-/// What each layout says about itself so that a folder can be recognised as
-/// its cache and its layout detected: its index, the names of its files,
-/// and the folder names the library uses by default. A new layout plugs in
-/// by answering these.
+/// What a folder of each layout looks like, as its layout describes it
+/// (`CacheLayout.indexKind`, `defaultFolderNames`, `holdsEntries`,
+/// `fitsEntryName`): a new layout plugs in by answering those.
 extension CacheLayoutKind {
-    public var indexKind: CacheIndexKind {
-        switch self {
-        case .sdwebimage, .kingfisher, .nuke: return .none
-        case .glide: return .diskLruJournal(appVersion: GlideLayout.journal.appVersion, valueCount: GlideLayout.journal.valueCount)
-        case .coil: return .diskLruJournal(appVersion: CoilLayout.journal.appVersion, valueCount: CoilLayout.journal.valueCount)
-        case .coil2: return .diskLruJournal(appVersion: Coil2Layout.journal.appVersion, valueCount: Coil2Layout.journal.valueCount)
-        case .okhttp: return .diskLruJournal(appVersion: OkHttpLayout.journal.appVersion, valueCount: OkHttpLayout.journal.valueCount)
-        case .flutter: return .flutterDatabase
-        case .fresco: return .none
-        }
-    }
+    /// The layout's description of its folder.
+    var described: any CacheLayout { Self.registry[Self.position[self] ?? 0] }
+
+    private static let position: [CacheLayoutKind: Int] = Dictionary(uniqueKeysWithValues: allCases.enumerated().map { ($1, $0) })
+
+    public var indexKind: CacheIndexKind { described.indexKind }
 
     /// The names of the index's files in the cache folder: never entries,
     /// never judged as images.
-    public var indexFileNames: Set<String> {
-        switch indexKind {
-        case .none: return []
-        // DiskLruCache's JOURNAL_FILE, JOURNAL_FILE_BACKUP, JOURNAL_FILE_TEMP.
-        case .diskLruJournal: return ["journal", "journal.bkp", "journal.tmp"]
-        // sqflite's database and SQLite's files beside it.
-        case .flutterDatabase:
-            let db = FlutterLayout.storeKey + ".db"
-            return [db, db + "-journal", db + "-wal", db + "-shm"]
-        }
-    }
+    public var indexFileNames: Set<String> { indexKind.fileNames }
 
-    /// The last path components of the folders the library caches in by
-    /// default (`defaultFolder`, and the other names a library's caches
-    /// are commonly found under): apps configure Coil 3's disk cache in
-    /// `image_cache` too (Coil 2's `SingletonDiskCache.DIRECTORY`, kept
-    /// when an app moves to Coil 3), so that name alone cannot tell them
-    /// apart.
-    public var defaultFolderNames: [String] {
-        switch self {
-        case .sdwebimage: return ["com.hackemist.SDImageCache/default"]
-        case .coil: return ["coil3_disk_cache", "image_cache"]
-        case .flutter: return ["flutter_cache_manager", FlutterLayout.storeKey]
-        // React Native's `http-cache` and Picasso's `picasso-cache`
-        // (`Utils.PICASSO_CACHE`); Coil 1's `image_cache` is left to the
-        // names inside, as for Coil 2 and 3.
-        case .okhttp: return ["http-cache", "picasso-cache"]
-        default: return [defaultFolder]
-        }
-    }
+    public var defaultFolderNames: [String] { described.defaultFolderNames }
 
-    /// Whether the library keeps its files in sub-folder `folder` (a path
-    /// relative to the cache folder, never ""): flutter's `libCachedImageData`,
-    /// any folder for the layouts that walk sub-folders.
-    public func holdsEntries(inFolder folder: String) -> Bool {
-        switch self {
-        case .sdwebimage, .kingfisher: return true
-        case .flutter: return folder == FlutterLayout.storeKey
-        // `v2.ols100.1` and its shard folders (`22`, or `22.0` from Fresco 3.7).
-        case .fresco: return NameRule.frescoFolder(folder)
-        default: return false
-        }
-    }
+    public func holdsEntries(inFolder folder: String) -> Bool { described.holdsEntries(inFolder: folder) }
 
     /// Whether `name`, a visible file in `folder` ("" for the cache folder
     /// itself), is a name the library gives its files there: an entry, a
@@ -88,33 +44,26 @@ extension CacheLayoutKind {
     /// `fitsName` with the name's bytes at hand (the survey checks every
     /// file against every layout).
     func fitsName(_ b: [UInt8], name: String, inFolder folder: String) -> Bool {
+        let layout = described
+        let index = layout.indexKind
         // Index files; their names start past "f", where no hex name does.
-        if folder.isEmpty, let first = b.first, first > 0x66, indexKind != .none { return indexFileNames.contains(name) }
-        if !folder.isEmpty && !holdsEntries(inFolder: folder) { return false }
+        if folder.isEmpty, let first = b.first, first > 0x66, index != .none { return index.fileNames.contains(name) }
+        if !folder.isEmpty && !layout.holdsEntries(inFolder: folder) { return false }
+        return layout.fitsEntryName(b, inFolder: folder)
+    }
+}
+
+extension CacheIndexKind {
+    /// The index's files in the cache folder.
+    public var fileNames: Set<String> {
         switch self {
-        // `SDDiskCache cachedFileNameForKey:`: MD5 hex, and the URL's
-        // extension when it has one.
-        case .sdwebimage: return NameRule.hex(b, 32, extension: .any)
-        // `DiskStorage.cacheFileName`: SHA-256 hex (`kf.sha256`), and
-        // `pathExtension` when the app sets one.
-        case .kingfisher: return NameRule.hex(b, 64, extension: .word)
-        // `DataCache.filename(for:)`: SHA-1 hex.
-        case .nuke: return NameRule.hex(b, 40, extension: .word)
-        // DiskLruCache `Entry.getCleanFile(i)` is `key.i`, `getDirtyFile(i)`
-        // `key.i.tmp`; the keys are SHA-256 hex.
-        case .glide, .coil, .coil2:
-            guard case .diskLruJournal(_, let valueCount) = indexKind else { return false }
-            return NameRule.valueFile(b, keyLength: 64, valueCount: valueCount)
-        // `Uuid().v1()` plus the content type's extension, in
-        // `libCachedImageData/`.
-        case .flutter: return !folder.isEmpty && NameRule.uuid(b)
-        // `DefaultDiskStorage.getContentFileFor`: `<resourceId>.cnt` in a
-        // shard folder, the id URL-safe Base64 of a SHA-1 without padding.
-        case .fresco: return folder != FrescoLayout.versionFolder && NameRule.frescoContentFile(b)
-        // OkHttp's `Cache.key`: MD5 hex; two values (metadata, body).
-        case .okhttp:
-            guard case .diskLruJournal(_, let valueCount) = indexKind else { return false }
-            return NameRule.valueFile(b, keyLength: 32, valueCount: valueCount)
+        case .none: return []
+        // DiskLruCache's JOURNAL_FILE, JOURNAL_FILE_BACKUP, JOURNAL_FILE_TEMP.
+        case .diskLruJournal: return ["journal", "journal.bkp", "journal.tmp"]
+        // sqflite's database and SQLite's files beside it.
+        case .flutterDatabase:
+            let db = FlutterLayout.storeKey + ".db"
+            return [db, db + "-journal", db + "-wal", db + "-shm"]
         }
     }
 }
@@ -248,12 +197,12 @@ public struct CacheFolderSurvey: Sendable, Equatable {
         }
         if let head = readHead(root.fd, "journal", limit: 512) { s.journalHeader = parseJournalHeader(head) }
         if let head = readHead(root.fd, FlutterLayout.storeKey + ".db", limit: 64 * 1024) { s.flutterSchema = isFlutterDatabase(head) }
-        if s.recordedLayout != nil || CacheLayoutKind.allCases.contains(where: { s.holdsIndex(of: $0) }) { return s }
+        if s.recordedLayout != nil || CacheLayoutKind.registry.contains(where: { s.holdsIndex(of: $0.kind) }) { return s }
         s.namesSurveyed = true
         struct Enough: Error {}
         var walker = DirectoryWalker()
         walker.descends = true
-        let kinds = CacheLayoutKind.allCases
+        let kinds = CacheLayoutKind.registry.map(\.kind)
         // Per layout (in `kinds` order): files that fit, and whether three
         // misfits are already kept.
         var fitting = [Int](repeating: 0, count: kinds.count)
@@ -312,13 +261,10 @@ public struct CacheFolderSurvey: Sendable, Equatable {
         return Array(bytes[..<count])
     }
 
-    /// DiskLruCache's header: `libcore.io.DiskLruCache`, `1`, the app
-    /// version, the value count, a blank line (`readJournal`).
+    /// The app version and value count of a DiskLruCache journal's header
+    /// (`DiskLruJournal.readHeader`).
     static func parseJournalHeader(_ head: [UInt8]) -> JournalHeader? {
-        let lines = head.split(separator: 0x0A, maxSplits: 5, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-        guard lines.count >= 5, lines[0] == DiskLruJournal.magic, lines[1] == DiskLruJournal.version, lines[4].isEmpty,
-              let appVersion = Int(lines[2]), let valueCount = Int(lines[3]), (1...9).contains(valueCount) else { return nil }
-        return JournalHeader(appVersion: appVersion, valueCount: valueCount)
+        DiskLruJournal.readHeader(head).map { JournalHeader(appVersion: $0.appVersion, valueCount: $0.valueCount) }
     }
 
     /// An SQLite file (`SQLite format 3\0`) whose schema on its first page
@@ -370,9 +316,9 @@ public enum LayoutDetection {
         if let recorded = s.recordedLayout, let kind = CacheLayoutKind(rawValue: recorded.lowercased()) {
             return ([kind], "the layout recorded in .imgwarm/layout")
         }
-        let indexed = CacheLayoutKind.allCases.filter { s.holdsIndex(of: $0) }
+        let indexed = CacheLayoutKind.registry.map(\.kind).filter { s.holdsIndex(of: $0) }
         if !indexed.isEmpty { return (indexed, "its index") }
-        let named = CacheLayoutKind.allCases.filter { s.namesFit($0) && s.fitting[$0, default: 0] > 0 }
+        let named = CacheLayoutKind.registry.map(\.kind).filter { s.namesFit($0) && s.fitting[$0, default: 0] > 0 }
         if !named.isEmpty { return (named, "the names of its files") }
         return ([], "")
     }
@@ -383,9 +329,9 @@ public enum LayoutDetection {
         if candidates.count == 1 { return .detected(candidates[0], because: reason) }
         if candidates.count > 1 { return .tie(candidates, because: reason) }
         let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
-        let byName = CacheLayoutKind.allCases.filter { kind in
-            kind.defaultFolderNames.contains { trimmed == $0 || trimmed.hasSuffix("/" + $0) }
-        }
+        let byName = CacheLayoutKind.registry.filter { layout in
+            layout.defaultFolderNames.contains { trimmed == $0 || trimmed.hasSuffix("/" + $0) }
+        }.map(\.kind)
         if byName.count == 1 { return .detected(byName[0], because: "its folder name") }
         if byName.count > 1 { return .tie(byName, because: "its folder name") }
         return .detected(.sdwebimage, because: "the default")

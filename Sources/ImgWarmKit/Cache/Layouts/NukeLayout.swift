@@ -15,6 +15,11 @@ public struct NukeLayout: FolderLayout, BuiltInLayout {
 
     public var kind: CacheLayoutKind { .nuke }
 
+    /// `DataCache.filename(for:)`: SHA-1 hex.
+    public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        NameRule.hex(name, 40, extension: .word)
+    }
+
     /// `DataCache.sizeLimit`'s default.
     public static let defaultSizeLimit: UInt64 = 1024 * 1024 * 150
     /// `DataCache.trimRatio`'s default.
@@ -22,7 +27,7 @@ public struct NukeLayout: FolderLayout, BuiltInLayout {
 
     /// Lowercase hex as all three libraries spell digests (`%02x`).
     public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: CacheFileName.hex(Insecure.SHA1.hash(data: Array(key.utf8))))
+        CacheEntryName(storedName: Hex.encode(Insecure.SHA1.hash(data: Array(key.utf8))))
     }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {

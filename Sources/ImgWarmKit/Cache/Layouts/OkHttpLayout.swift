@@ -17,7 +17,7 @@ import Foundation
 /// `expiration` (warm's `--expiration`) replaces the response's freshness
 /// headers with `Cache-Control: max-age=N`, so that `CacheStrategy` serves
 /// the entry without network for that long after the warm.
-public struct OkHttpLayout: BuiltInLayout {
+public struct OkHttpLayout: DiskLruLayout {
     /// The max-age given by `--expiration`, in seconds; nil: the server's
     /// freshness headers as they came.
     public let maxAge: Int64?
@@ -38,20 +38,24 @@ public struct OkHttpLayout: BuiltInLayout {
 
     /// `Cache.key`: `url.toString().encodeUtf8().md5().hex()`.
     public static func diskKey(_ url: String) -> String {
-        CacheFileName.hex(Insecure.MD5.hash(data: Array(OkHttpURL.canonical(url).utf8)))
+        Hex.encode(Insecure.MD5.hash(data: Array(OkHttpURL.canonical(url).utf8)))
     }
 
-    public func entryName(forKey key: String) -> CacheEntryName {
-        CacheEntryName(storedName: Self.diskKey(key) + ".1")
-    }
+    /// `ENTRY_BODY`: the body in `<key>.1`, the metadata in `<key>.0`.
+    public static let imageValue = 1
+    /// MD5 hex.
+    public static let diskKeyLength = 32
+
+    /// React Native's `http-cache` and Picasso's `picasso-cache`
+    /// (`Utils.PICASSO_CACHE`); Coil 1's `image_cache` is left to the names
+    /// inside, as for Coil 2 and 3.
+    public var defaultFolderNames: [String] { ["http-cache", "picasso-cache"] }
 
     public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
         let maxAge = maxAge
-        let lru = DiskLruIndex(directory: folders.directory, writer: writer, journal: Self.journal, imageValue: 1,
-                               defaultMaxSize: Self.defaultSizeLimit, layoutName: kind.rawValue,
-                               metadata: { response in response.map { Array(Self.metadata($0, maxAge: maxAge).utf8) } ?? [] },
-                               metadataMode: 0o600)
-        return OkHttpCacheIndex(lru)
+        return OkHttpCacheIndex(journalIndex(folders: folders, writer: writer, metadata: { response in
+            response.map { Array(Self.metadata($0, maxAge: maxAge).utf8) } ?? []
+        }, metadataMode: 0o600))
     }
 
     /// OkHttp's entry holds the URL its key is made of (`Entry.matches`

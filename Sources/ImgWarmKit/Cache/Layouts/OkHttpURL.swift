@@ -124,7 +124,7 @@ public enum OkHttpURL {
         var i = 0
         while i < bytes.count {
             if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count,
-               let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
+               let high = Hex.value(bytes[i + 1]), let low = Hex.value(bytes[i + 2]) {
                 out.append(high << 4 | low)
                 i += 3
             } else {
@@ -135,15 +135,6 @@ public enum OkHttpURL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
-
     /// `canonicalize` with `alreadyEncoded`: the bytes of `encodeSet` and
     /// non-ASCII (as UTF-8) become `%XX`; `%` is kept, valid escape or not.
     static func encoded(_ text: String, _ encodeSet: String) -> String {
@@ -151,7 +142,7 @@ public enum OkHttpURL {
         var out = ""
         for c in text.utf8 {
             if c >= 0x80 || encodeSet.utf8.contains(c) {
-                out += "%" + String(c >> 4, radix: 16, uppercase: true) + String(c & 0xF, radix: 16, uppercase: true)
+                out += "%" + Hex.encode(CollectionOfOne(c), uppercase: true)
             } else {
                 out.unicodeScalars.append(Unicode.Scalar(c))
             }

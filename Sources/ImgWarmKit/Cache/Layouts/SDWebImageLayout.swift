@@ -6,6 +6,15 @@ public struct SDWebImageLayout: FolderLayout, BuiltInLayout {
 
     public var kind: CacheLayoutKind { .sdwebimage }
 
+    /// A recursive enumerator: files in any sub-folder count.
+    public func holdsEntries(inFolder folder: String) -> Bool { true }
+
+    /// `SDDiskCache cachedFileNameForKey:`: MD5 hex, and the URL's
+    /// extension when it has one.
+    public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
+        NameRule.hex(name, 32, extension: .any)
+    }
+
     public func entryName(forKey key: String) -> CacheEntryName {
         entryName(CacheFileName(key: key))
     }

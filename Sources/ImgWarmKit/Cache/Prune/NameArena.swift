@@ -105,8 +105,8 @@ final class NameArena {
         let bytes = Self.digestLength(tag / Self.tagsPerDigest)
         for i in 0..<bytes {
             let byte = UInt8(bitPattern: entry[1 + i])
-            scratch[2 * i] = Self.hexDigit(byte >> 4)
-            scratch[2 * i + 1] = Self.hexDigit(byte & 0x0F)
+            scratch[2 * i] = CChar(bitPattern: Hex.digit(byte >> 4))
+            scratch[2 * i + 1] = CChar(bitPattern: Hex.digit(byte))
         }
         let slot = tag % Self.tagsPerDigest
         if slot == 0 {
@@ -149,11 +149,6 @@ final class NameArena {
         case 64: return 2
         default: return nil
         }
-    }
-
-    /// Lowercase, as the layouts spell digests.
-    private static func hexDigit(_ nibble: UInt8) -> CChar {
-        CChar(bitPattern: nibble < 10 ? 0x30 &+ nibble : 0x57 &+ nibble)
     }
 
     /// The value of a lowercase hex digit (`packableDigest` checked it is one).

@@ -165,12 +165,7 @@ public final class StateStore: Sendable {
     public static func storedForm(_ text: String) -> String {
         guard Redaction.markBytes(text) != 0 else { return text }
         let digest = SHA256.hash(data: Array(text.utf8))
-        var out = digestPrefix
-        out.reserveCapacity(digestPrefix.utf8.count + 64)
-        for byte in digest {
-            out += TerminalText.hex(UInt32(byte), digits: 2).lowercased()
-        }
-        return out
+        return digestPrefix + Hex.encode(digest)
     }
 
     /// WAL is a property of the database file: the run that creates it sets

@@ -31,7 +31,7 @@ enum TempFiles {
     /// `counter` (`imgwarm_unpredictable`): the next name cannot be guessed
     /// from earlier ones.
     static func runName(tag: String = "", counter: AtomicCounter) -> String {
-        prefix + tag + FixedHex.digits16(imgwarm_unpredictable(counter.next())) + ".tmp"
+        prefix + tag + Hex.padded(imgwarm_unpredictable(counter.next()), digits: 16) + ".tmp"
     }
 
     /// Temp names are `PID-TAG-TOKEN.tmp`. TAG identifies the writing process
@@ -50,7 +50,7 @@ enum TempFiles {
         // random part for hosts that share a name.
         var hash: UInt32 = 2_166_136_261
         for c in host.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: c))) &* 16_777_619 }
-        return FixedHex.digits8(hash) + FixedHex.digits8(UInt32.random(in: 0...UInt32.max))
+        return Hex.padded(hash, digits: 8) + Hex.padded(UInt32.random(in: 0...UInt32.max), digits: 8)
     }()
 
     /// Temp files of other hosts are judged by age, not pid (their pids mean

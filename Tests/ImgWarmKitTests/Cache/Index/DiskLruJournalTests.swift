@@ -88,4 +88,20 @@ import Testing
             _ = try Self.glide.parse(Array((Self.head1 + "CLEAN k\r 5\n").utf8))
         } throws: { ($0 as? DiskLruJournal.Corrupt)?.line == 6 }
     }
+
+    /// Detection reads a folder's journal header with the journal's own
+    /// rules (`readJournal`: each header line compared as a string,
+    /// StrictLineReader dropping a '\r' before '\n').
+    @Test func aHeaderIsReadAsTheJournalReadsIt() {
+        func read(_ s: String) -> DiskLruJournal? { DiskLruJournal.readHeader(Array(s.utf8)) }
+        #expect(read("libcore.io.DiskLruCache\n1\n3\n2\n\nCLEAN x 1 2\n") == DiskLruJournal(appVersion: 3, valueCount: 2))
+        #expect(read("libcore.io.DiskLruCache\r\n1\r\n1\r\n1\r\n\r\n") == DiskLruJournal(appVersion: 1, valueCount: 1))
+        #expect(read("libcore.io.DiskLruCache\n1\n03\n2\n\n") == nil)
+        #expect(read("libcore.io.DiskLruCache\n1\n+3\n2\n\n") == nil)
+        #expect(read("libcore.io.DiskLruCache\n1\n3\n0\n\n") == nil)
+        #expect(read("libcore.io.DiskLruCache\n1\n3\n2\n") == nil)
+        // What readHeader accepts, parse accepts with that app version and value count.
+        let crlf = Array("libcore.io.DiskLruCache\r\n1\r\n1\r\n1\r\n\r\n".utf8)
+        #expect((try? DiskLruJournal.readHeader(crlf)?.parse(crlf)) != nil)
+    }
 }

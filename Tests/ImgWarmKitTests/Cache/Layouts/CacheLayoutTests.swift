@@ -243,4 +243,25 @@ import Glibc
         #expect(!nuke.needsTrim(100) && nuke.needsTrim(101))
         #expect(nuke.reachedTarget(70) && !nuke.reachedTarget(71))
     }
+
+    /// The warm pipeline's layout-specific steps are the layout's hooks:
+    /// flutter refuses a URL with userinfo as its own key and keeps the URL
+    /// without it (flutter_cache_manager keys a row by the URL and stores
+    /// it in the `url` column); OkHttp's entry holds the URL its key is
+    /// made of (okhttp Cache.kt `Entry.matches`); the others keep the URL.
+    @Test func layoutHooksOfTheWarmPipeline() {
+        let plain = "https://cdn.example/a.png", secret = "https://u:p@cdn.example/a.png"
+        for kind in CacheLayoutKind.allCases {
+            let layout = kind.layout()
+            #expect(layout.refusal(url: plain, key: plain) == nil, "\(kind)")
+            #expect((layout.refusal(url: secret, key: secret) != nil) == (kind == .flutter), "\(kind)")
+            #expect(layout.refusal(url: secret, key: "app-key") == nil, "\(kind)")
+            let stored = layout.storedURL(url: secret, key: "the-key")
+            switch kind {
+            case .flutter: #expect(stored == plain)
+            case .okhttp: #expect(stored == "the-key")
+            default: #expect(stored == secret, "\(kind)")
+            }
+        }
+    }
 }
