@@ -72,6 +72,10 @@ struct WarmRun {
         let budget = RunMemory.split(memory: c.memory, decodeMemory: c.decodeMemory, defaultDecodeMemory: DecodeMemoryDefault.current())
         options.validation.decodeMemory = DecodeMemoryGate(limit: budget.decoders)
         config.bodyMemory = BodyMemory(limit: Int(clamping: budget.bodies))
+        // Bodies past the threshold go to unnamed files in `.imgwarm/tmp`.
+        if !c.dryRun, let temp = cache.tempFolder {
+            config.bodySpill = BodySpill(folder: temp, threshold: SpillRule.threshold(bodiesBudget: Int(clamping: budget.bodies)))
+        }
         options.validation.decodeTimeout = c.decodeTimeout
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
@@ -134,6 +138,7 @@ struct WarmRun {
         var report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
         report.hosts = downloader?.hostFigures() ?? []
         report.insecure = c.insecure
+        if downloader != nil, let memory = config.bodyMemory { report.bodies = .init(memory: memory, spill: config.bodySpill) }
         if c.junit != nil, prefetcher.ledger.snapshot()[.blocked] > 0, let rows = try? state?.failedURLs() {
             report.earlierFailures = Dictionary(rows.map { ($0.url, $0) }, uniquingKeysWith: { a, _ in a })
         }

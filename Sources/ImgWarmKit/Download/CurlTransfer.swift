@@ -68,6 +68,21 @@ final class CurlTransfer {
     /// engine thread's list of transfers paused for want of it.
     private let charge: BodyMemory.Charge?
     private let memoryPauses: MemoryPauses?
+    /// Where a body past the threshold goes (`BodySpill`), its file once
+    /// opened, and whether the body lives there (`spilling`; a compressed
+    /// body's file is opened before a chunk that may inflate past the
+    /// threshold, and used only if it does).
+    private let spill: BodySpill?
+    private var spillFD: Int32 = -1
+    private var spilling = false
+    private var spilledBytes = 0
+    /// No file could be opened for this attempt: the body stays in memory.
+    private var spillRefused = false
+    /// Why the spill file could not be written (the entry fails with it).
+    private var spillFailure: String?
+    /// --limit-rate: bytes of the chunk curl holds that were already taken
+    /// from the bucket (a pause for memory hands them over again).
+    private var prepaid = PrepaidBytes()
     /// The timeout of the request in flight, milliseconds (a pause for
     /// memory lengthens it by the time paused: a local wait, not the
     /// server's).
@@ -101,8 +116,10 @@ final class CurlTransfer {
     }
 
     init(job: DownloadJob, handle: UnsafeMutableRawPointer, maxBodyBytes: Int, headers: RequestHeaders,
-         startedSeconds: Double, bandwidth: Bandwidth?, memory: BodyMemory? = nil, memoryPauses: MemoryPauses? = nil) {
+         startedSeconds: Double, bandwidth: Bandwidth?, memory: BodyMemory? = nil, memoryPauses: MemoryPauses? = nil,
+         spill: BodySpill? = nil) {
         self.job = job
+        self.spill = spill
         charge = memory?.charge()
         self.memoryPauses = memory == nil ? nil : memoryPauses
         self.handle = handle
@@ -120,6 +137,66 @@ final class CurlTransfer {
         errorBuffer.deallocate()
         imgwarm_inflater_free(inflater)
         inflateScratch?.deallocate()
+        if spillFD >= 0 { close(spillFD) }
+    }
+
+    /// The spill file, opened once per attempt; false when none can be.
+    private func openSpillFile() -> Bool {
+        if spillFD >= 0 { return true }
+        guard let spill, !spillRefused, let fd = spill.open() else {
+            spillRefused = true
+            return false
+        }
+        spillFD = fd
+        return true
+    }
+
+    /// Moves the body into its file; from now on chunks are appended there.
+    /// On a disk the body's memory charge is released; on tmpfs it stays
+    /// (the file is memory). False when no file could be opened (the body
+    /// stays in memory); a failed write sets `spillFailure`.
+    private func startSpill() -> Bool {
+        guard let spill, !spilling, openSpillFile() else { return false }
+        let e = body.withUnsafeBytes { BodySpill.write(spillFD, $0) }
+        if e != 0 {
+            failSpill(e)
+            return true
+        }
+        spill.began()
+        spill.wrote(body.count)
+        spilling = true
+        spilledBytes = body.count
+        body = []
+        if !spill.chargesSpilledBytes { charge?.reset() }
+        return true
+    }
+
+    /// Appends a chunk to the spill file; false (and `spillFailure`) when
+    /// it cannot be written.
+    private func appendToSpill(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let e = BodySpill.write(spillFD, bytes)
+        if e != 0 {
+            failSpill(e)
+            return false
+        }
+        spilledBytes += bytes.count
+        spill?.wrote(bytes.count)
+        return true
+    }
+
+    private func failSpill(_ e: Int32) {
+        spillFailure = "cannot write the body to \(spill?.folder.path ?? "the temp folder"): \(errnoString(e))"
+        discardSpill()
+        body = []
+        charge?.reset()
+    }
+
+    /// The spill file of a body that is dropped (a redirect, an error, too large).
+    private func discardSpill() {
+        if spillFD >= 0 { close(spillFD) }
+        spillFD = -1
+        spilling = false
+        spilledBytes = 0
     }
 
     private func dropInflater() {
@@ -264,17 +341,29 @@ final class CurlTransfer {
     /// The write callback's work: bytes of the final response's body.
     /// Returning less than `count` makes curl abort with CURLE_WRITE_ERROR.
     func receive(_ data: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
-        if let bandwidth, !bandwidth.traffic.receive(bytes: count, now: CurlEventLoop.seconds()) {
+        guard let bandwidth else { return receiveBody(data, count: count) }
+        // Only bytes not taken before: a chunk handed over again after a
+        // pause for memory was paid for the first time.
+        let due = prepaid.due(count)
+        if due > 0, !bandwidth.traffic.receive(bytes: due, now: CurlEventLoop.seconds()) {
             // curl keeps the bytes and hands them over again on resume.
             bandwidth.paused.append(self)
             return imgwarm_writefunc_pause()
         }
+        let taken = receiveBody(data, count: count)
+        prepaid.delivered(count, consumed: taken == count)
+        return taken
+    }
+
+    private func receiveBody(_ data: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
         var status = 0
         imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         if status != bodyStatus {
             bodyStatus = status
             received = 0
             body = []
+            discardSpill()
+            spillRefused = false
             charge?.reset()
             dropInflater()
             keepBody = (200..<300).contains(status)
@@ -296,15 +385,29 @@ final class CurlTransfer {
             }
             if keepBody, inflater == nil, length > 0 {
                 let capacity = Int(min(curl_off_t(maxBodyBytes), length))
-                // Without room in the budget the buffer grows as bytes come.
-                if charge?.grow(to: capacity) ?? true { body.reserveCapacity(capacity) }
+                if let spill, length <= maxBodyBytes,
+                   SpillRule.spills(held: 0, incoming: 0, expected: capacity, threshold: spill.threshold), startSpill() {
+                    // Known to be large: straight to its file.
+                    if spillFailure != nil { return 0 }
+                } else if charge?.grow(to: capacity) ?? true {
+                    // Without room in the budget the buffer grows as bytes come.
+                    body.reserveCapacity(capacity)
+                }
             }
         }
         if keepBody, let inflater { return inflate(data, count: count, with: inflater) }
-        // --memory: the buffer's growth is charged before it happens; when
-        // it does not fit, curl keeps these bytes and hands them over again
-        // on resume (nothing is counted as received yet).
-        if keepBody, let charge, body.count + count > body.capacity, received + count <= maxBodyBytes {
+        if keepBody, !spilling, let spill, received + count <= maxBodyBytes,
+           SpillRule.spills(held: body.count, incoming: count, expected: nil, threshold: spill.threshold) {
+            _ = startSpill()
+            if spillFailure != nil { return 0 }
+        }
+        if keepBody, spilling, received + count <= maxBodyBytes {
+            // On tmpfs the file is memory: charged as the buffer would be.
+            if let charge, spill?.chargesSpilledBytes == true, !charge.grow(to: spilledBytes + count) { return pauseForMemory() }
+        } else if keepBody, let charge, body.count + count > body.capacity, received + count <= maxBodyBytes {
+            // --memory: the buffer's growth is charged before it happens; when
+            // it does not fit, curl keeps these bytes and hands them over again
+            // on resume (nothing is counted as received yet).
             let capacity = min(max(body.count + count, body.capacity * 2), maxBodyBytes)
             if !charge.grow(to: capacity) { return pauseForMemory() }
             body.reserveCapacity(capacity)
@@ -321,19 +424,27 @@ final class CurlTransfer {
             // Too large: stop now, and keep none of it.
             bodyLimitHit = true
             body = []
+            discardSpill()
             charge?.reset()
             return 0
         }
         if count > 0, let data {
-            data.withMemoryRebound(to: UInt8.self, capacity: count) {
-                body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+            if spilling {
+                guard appendToSpill(UnsafeRawBufferPointer(start: data, count: count)) else { return 0 }
+            } else {
+                data.withMemoryRebound(to: UInt8.self, capacity: count) {
+                    body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+                }
             }
         }
         return count
     }
 
     private func pauseForMemory() -> Int {
-        if memoryPausedAt == nil { memoryPausedAt = CurlEventLoop.now() }
+        if memoryPausedAt == nil {
+            memoryPausedAt = CurlEventLoop.now()
+            charge?.paused()
+        }
         memoryPauses?.paused.append(self)
         return imgwarm_writefunc_pause()
     }
@@ -344,13 +455,27 @@ final class CurlTransfer {
     /// for memory pauses with only these compressed bytes held by libcurl.
     private func inflate(_ data: UnsafeMutablePointer<CChar>?, count: Int, with z: UnsafeMutablePointer<z_stream>) -> Int {
         guard count > 0, let data, !inflateEnded else { return count }
-        let room = maxBodyBytes - body.count
+        let held = spilling ? spilledBytes : body.count
+        let room = maxBodyBytes - held
         let (scaled, overflow) = count.multipliedReportingOverflow(by: Self.inflateRatio)
         let worst = min(overflow ? Int.max - 64 : scaled + 64, room + 1)
-        let needed = body.count + worst
-        if needed > body.capacity {
-            if let charge, !charge.grow(to: needed) { return pauseForMemory() }
-            body.reserveCapacity(needed)
+        if spilling {
+            // On a disk the output streams through the scratch buffer into
+            // the file; on tmpfs the file is memory, charged as a buffer.
+            if let charge, spill?.chargesSpilledBytes == true, !charge.grow(to: spilledBytes + worst) { return pauseForMemory() }
+        } else {
+            var needed = body.count + worst
+            // A chunk that may inflate past the threshold: its file is
+            // opened now and the body moves there when it does, so memory
+            // holds at most the threshold and one scratch buffer more (on
+            // a disk; on tmpfs the file is charged the same).
+            if let spill, !spill.chargesSpilledBytes, needed > spill.threshold, openSpillFile() {
+                needed = min(needed, spill.threshold + Self.inflateChunk)
+            }
+            if needed > body.capacity {
+                if let charge, !charge.grow(to: needed) { return pauseForMemory() }
+                body.reserveCapacity(needed)
+            }
         }
         let scratch = inflateScratch ?? UnsafeMutablePointer<UInt8>.allocate(capacity: Self.inflateChunk)
         inflateScratch = scratch
@@ -363,13 +488,22 @@ final class CurlTransfer {
             }
             offset += consumed
             if produced > 0 {
-                if body.count + produced > maxBodyBytes {
+                if (spilling ? spilledBytes : body.count) + produced > maxBodyBytes {
                     bodyLimitHit = true
                     body = []
+                    discardSpill()
                     charge?.reset()
                     return 0
                 }
-                body.append(contentsOf: UnsafeBufferPointer(start: scratch, count: produced))
+                if !spilling, spillFD >= 0, let spill, body.count + produced > spill.threshold {
+                    _ = startSpill()
+                    if spillFailure != nil { return 0 }
+                }
+                if spilling {
+                    guard appendToSpill(UnsafeRawBufferPointer(start: scratch, count: produced)) else { return 0 }
+                } else {
+                    body.append(contentsOf: UnsafeBufferPointer(start: scratch, count: produced))
+                }
             }
             if r == Z_STREAM_END {
                 // What follows the stream's end is not the image.
@@ -392,17 +526,32 @@ final class CurlTransfer {
     func finish(code curlCode: CURLcode) -> AttemptOutcome {
         var status = 0
         imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        // A body the callback could not inflate: curl saw a write error.
-        let code = decodingFailure == nil ? curlCode : CURLE_BAD_CONTENT_ENCODING
-        let detailText = decodingFailure ?? String(cString: errorBuffer)
+        // A body the callback could not inflate or write: curl saw a write error.
+        let code = decodingFailure != nil ? CURLE_BAD_CONTENT_ENCODING : spillFailure != nil ? CURLE_WRITE_ERROR : curlCode
+        let detailText = decodingFailure ?? spillFailure ?? String(cString: errorBuffer)
         let facts = AttemptClassifier.Facts(
             code: code, status: status, bodyLimitHit: bodyLimitHit, errorBodyDropped: errorBodyDropped,
             conditional: job.validators != nil, maxBodyBytes: maxBodyBytes,
             detail: detailText.isEmpty ? String(cString: curl_easy_strerror(code)) : detailText)
         let verdict = AttemptClassifier.verdict(facts)
+        var spilledBody: SpilledBody?
+        if verdict == .success, spilling, spilledBytes > 0 {
+            let fd = spillFD
+            spillFD = -1
+            switch SpilledBody.map(fd: fd, count: spilledBytes) {
+            case .success(let mapped): spilledBody = mapped
+            case .failure(let error):
+                discardSpill()
+                charge?.reset()
+                return .failure(AttemptFailure(
+                    errorClass: .network, status: status, message: "cannot map the spilled body: \(error.reason)",
+                    isTransient: false, retryAfter: nil, contentType: stringInfo(CURLINFO_CONTENT_TYPE)))
+            }
+        }
+        discardSpill()
         switch verdict {
         case .success, .notModified:
-            let response = DownloadResponse(
+            var response = DownloadResponse(
                 status: status,
                 body: verdict == .success ? takeBody() : [],
                 etag: header("ETag"),
@@ -410,6 +559,7 @@ final class CurlTransfer {
                 contentType: stringInfo(CURLINFO_CONTENT_TYPE),
                 vary: header("Vary"),
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
+            response.spilled = spilledBody
             body = []
             var withFreshness = response
             // The body's share of --memory goes with it.

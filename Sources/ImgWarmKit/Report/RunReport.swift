@@ -12,6 +12,31 @@ public struct RunReport {
     /// The run did not verify TLS certificates (`--insecure`): the JSON
     /// report says so at its top level.
     public var insecure = false
+    /// The bodies' memory and spill figures (`"bodies"`); nil in a dry run.
+    public var bodies: BodyFigures?
+
+    /// What the bodies of a run held: the budget (`--memory` less
+    /// `--decode-memory`), the most charged at once, the pauses for want of
+    /// it, and what went to spill files (`mode`: "disk", "memory-filesystem"
+    /// when `.imgwarm/tmp` is on tmpfs, "unsupported" without O_TMPFILE).
+    public struct BodyFigures: Sendable, Equatable {
+        public var memoryLimit: Int
+        public var memoryPeak: Int
+        public var memoryPauses: Int
+        public var spill: String
+        public var spillThreshold: Int
+        public var spilled: Int
+        public var spilledBytes: Int
+        public init(memory: BodyMemory, spill: BodySpill?) {
+            memoryLimit = memory.limit
+            memoryPeak = memory.figures.peak
+            memoryPauses = memory.pauseCount
+            self.spill = spill?.mode ?? "none"
+            spillThreshold = spill?.threshold ?? 0
+            spilled = spill?.figures.bodies ?? 0
+            spilledBytes = spill?.figures.bytes ?? 0
+        }
+    }
     /// The failed-URL list's rows by `StateStore.storedForm` of the URL:
     /// when and why a blocked entry failed before (JUnit).
     public var earlierFailures: [String: StateStore.FailedURL] = [:]
@@ -135,6 +160,11 @@ public struct RunReport {
         let snap = ledger.snapshot()
         w.write(first ? "],\n" : "\n  ],\n")
         w.write("  \"hosts\": [" + hosts.map { "\n    " + Self.json($0) }.joined(separator: ",") + (hosts.isEmpty ? "],\n" : "\n  ],\n"))
+        if let b = bodies {
+            w.write("  \"bodies\": {\"memory_limit\": \(b.memoryLimit), \"memory_peak\": \(b.memoryPeak), "
+                + "\"memory_pauses\": \(b.memoryPauses), \"spill\": \(JSON.string(b.spill)), "
+                + "\"spill_threshold\": \(b.spillThreshold), \"spilled\": \(b.spilled), \"spilled_bytes\": \(b.spilledBytes)},\n")
+        }
         var totals = "  \"totals\": {\"entries\": \(snap.total)"
         for o in Outcome.allCases where o != .pending && (dryRun || !o.isDryRun) {
             totals += ", \(JSON.string(o.name)): \(snap[o])"
