@@ -32,8 +32,8 @@ public final class BodyMemory: @unchecked Sendable {  // all state behind `lock`
     /// Bytes held now, and the most held at once.
     public var figures: (used: Int, peak: Int) { lock.withLock { (used, peak) } }
 
-    /// Times a transfer paused for want of memory.
-    public var pauseCount: Int { lock.withLock { pauses } }
+    /// Transfer attempts that paused for want of memory at least once.
+    public var pausedTransfers: Int { lock.withLock { pauses } }
 
     /// A new holder's account (one per transfer attempt).
     public func charge() -> Charge {
@@ -95,8 +95,14 @@ public final class BodyMemory: @unchecked Sendable {  // all state behind `lock`
 
         var mayGrow: Bool { memory.mayGrow(sequence: sequence) }
 
-        /// The transfer paused for want of memory (counted for the report).
-        func paused() { memory.notePause() }
+        /// The transfer paused for want of memory (counted once per
+        /// attempt, for the report).
+        func paused() {
+            guard !hasPaused else { return }
+            hasPaused = true
+            memory.notePause()
+        }
+        private var hasPaused = false
 
         /// The body was dropped (a redirect, an error page).
         func reset() {

@@ -16,13 +16,13 @@ public struct RunReport {
     public var bodies: BodyFigures?
 
     /// What the bodies of a run held: the budget (`--memory` less
-    /// `--decode-memory`), the most charged at once, the pauses for want of
-    /// it, and what went to spill files (`mode`: "disk", "memory-filesystem"
+    /// `--decode-memory`), the most charged at once, the transfers that
+    /// paused for want of it, and what went to spill files (`mode`: "disk", "memory-filesystem"
     /// when `.imgwarm/tmp` is on tmpfs, "unsupported" without O_TMPFILE).
     public struct BodyFigures: Sendable, Equatable {
         public var memoryLimit: Int
         public var memoryPeak: Int
-        public var memoryPauses: Int
+        public var memoryPausedTransfers: Int
         public var spill: String
         public var spillThreshold: Int
         public var spilled: Int
@@ -30,7 +30,7 @@ public struct RunReport {
         public init(memory: BodyMemory, spill: BodySpill?) {
             memoryLimit = memory.limit
             memoryPeak = memory.figures.peak
-            memoryPauses = memory.pauseCount
+            memoryPausedTransfers = memory.pausedTransfers
             self.spill = spill?.mode ?? "none"
             spillThreshold = spill?.threshold ?? 0
             spilled = spill?.figures.bodies ?? 0
@@ -162,7 +162,7 @@ public struct RunReport {
         w.write("  \"hosts\": [" + hosts.map { "\n    " + Self.json($0) }.joined(separator: ",") + (hosts.isEmpty ? "],\n" : "\n  ],\n"))
         if let b = bodies {
             w.write("  \"bodies\": {\"memory_limit\": \(b.memoryLimit), \"memory_peak\": \(b.memoryPeak), "
-                + "\"memory_pauses\": \(b.memoryPauses), \"spill\": \(JSON.string(b.spill)), "
+                + "\"memory_paused_transfers\": \(b.memoryPausedTransfers), \"spill\": \(JSON.string(b.spill)), "
                 + "\"spill_threshold\": \(b.spillThreshold), \"spilled\": \(b.spilled), \"spilled_bytes\": \(b.spilledBytes)},\n")
         }
         var totals = "  \"totals\": {\"entries\": \(snap.total)"
