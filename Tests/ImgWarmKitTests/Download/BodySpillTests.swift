@@ -1,5 +1,10 @@
+import Foundation
 import Testing
 @testable import ImgWarmKit
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct BodySpillTests {
     /// An eighth of the bodies' budget, within 256 KiB and 1 MiB.
@@ -53,5 +58,51 @@ struct BodySpillTests {
         for row in table {
             #expect(SpillRule.chargesSpilledBytes(filesystemType: row.type) == row.charged, "\(row.name)")
         }
+    }
+
+    /// The engine with a spill folder: a body announced or grown past the
+    /// threshold arrives in its file, byte for byte as the one kept in
+    /// memory; a small one stays in memory; one past `--max-bytes` fails
+    /// and leaves nothing; and the folder never holds a name.
+    @Test func bodiesPastTheThresholdArriveInTheirFile() throws {
+        let dir = makeTempDirectory("imgwarm-spill")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let spill = BodySpill(folder: try FolderHandle.open(dir, in: AT_FDCWD, path: dir, listing: true), threshold: 256 << 10)
+        #expect(spill.mode == "disk" || spill.mode == "memory-filesystem")
+        let server = try TestHTTPServer.start()
+        defer { server.shutdown() }
+        let plain = try Downloader(configuration: testConfiguration())
+        defer { plain.shutdown() }
+        let spilling = try Downloader(configuration: testConfiguration {
+            $0.bodySpill = spill
+            $0.maxBodyBytes = 4_000_000
+        })
+        defer { spilling.shutdown() }
+        for path in ["/huge-length/3000000", "/huge/3000000"] {
+            let inMemory = try #require(try fetch(plain, server.url(path)).response, "\(path)")
+            let response = try #require(try fetch(spilling, server.url(path)).response, "\(path)")
+            #expect(inMemory.spilled == nil && inMemory.body.count == 3_000_000, "\(path)")
+            #expect(response.spilled != nil && response.body.isEmpty && response.bodyCount == 3_000_000, "\(path)")
+            #expect(response.bodyBytes.withUnsafeBytes { [UInt8]($0) } == inMemory.body, "\(path)")
+        }
+        let small = try #require(try fetch(spilling, server.url("/huge/200000")).response)
+        #expect(small.spilled == nil && small.body.count == 200_000)
+        for path in ["/huge-length/5000000", "/huge/5000000"] {
+            #expect(try fetch(spilling, server.url(path)).failure?.errorClass == .tooLarge, "\(path)")
+        }
+        #expect(spill.figures.bodies >= 3)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
+    }
+
+    /// A folder whose filesystem has no O_TMPFILE (procfs answers
+    /// EOPNOTSUPP): the body stays in memory, whole, and spilling is off
+    /// for the rest of the run.
+    @Test func withoutOTmpfileABodyStaysInMemory() throws {
+        let spill = BodySpill(folder: try FolderHandle.open("/proc", in: AT_FDCWD, path: "/proc", listing: false), threshold: 256 << 10)
+        try withServer(testConfiguration { $0.bodySpill = spill }) { server, downloader in
+            let response = try #require(try fetch(downloader, server.url("/huge/3000000")).response)
+            #expect(response.spilled == nil && response.body.count == 3_000_000)
+        }
+        #expect(spill.mode == "unsupported" && spill.figures.bodies == 0)
     }
 }
