@@ -141,7 +141,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ImgWarmKitTests",
-            dependencies: ["ImgWarmKit", "CImageCodecs", "CFileScan", "TestSupport", "CImageFixtures", "CGifReference", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["ImgWarmKit", "CImageCodecs", "CFileScan", "TestSupport", "CImageFixtures", "CGifReference",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           // flutter_cache_manager's database written as the library leaves it.
+                           .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

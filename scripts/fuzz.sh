@@ -57,12 +57,12 @@ swiftflags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 5)
 echo "fuzz: building the manifest target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzManifest -o "$out/fuzz-manifest" \
   -Xcc -fmodule-map-file="$PWD/Sources/CCurl/module.modulemap" \
-  fuzz/harness/ManifestFuzz.swift fuzz/harness/Shims.swift \
-  Sources/ImgWarmKit/Prefetch/Manifest.swift \
+  fuzz/harness/ManifestFuzz.swift \
+  Sources/ImgWarmKit/Prefetch/Manifest.swift Sources/ImgWarmKit/Cache/Layouts/ManifestKeyRule.swift \
   Sources/ImgWarmKit/Download/DownloadTypes.swift Sources/ImgWarmKit/Download/RequestHeaderRules.swift Sources/ImgWarmKit/Download/RequestRates.swift \
   Sources/ImgWarmKit/Download/BodyMemory.swift \
   Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/TerminalText.swift Sources/ImgWarmKit/Support/Version.swift \
-  Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift \
+  Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift Sources/ImgWarmKit/Support/SystemError.swift \
   -lcurl
 echo "fuzz: building the image target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \

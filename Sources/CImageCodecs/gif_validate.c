@@ -40,7 +40,7 @@
    code not defined yet (garbage codes can point forward, or at themselves)
    is walked entry by entry like giflib's, and its length kept once it
    resolves. The cost is per code, not per pixel.
-   tests: Tests/ImgWarmKitTests/DecodeGIFLZWTests.swift compares every
+   tests: Tests/ImgWarmKitTests/Decode/ImageValidatorGIFTests.swift compares every
    verdict with giflib's own DGifGetLine (Tests/CGifReference), and the
    fuzz target gif-diff (scripts/fuzz.sh) does so on arbitrary input. */
 

@@ -27,7 +27,7 @@ struct CacheFailedCommand: ParsableCommand {
         // checked: a real folder of this user that nobody else may change.
         do {
             try cache.openExisting()
-        } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {}
+        } catch let error as ImgWarmError where error.errno == ENOENT && error.path == cache.directory {}
         guard FileManager.default.fileExists(atPath: StateStore.databasePath(for: cache)) else {
             if clear { print("removed 0 URLs from the failed-URL list") } else if json { print("[]") } else { sayEmpty(cache) }
             return

@@ -75,13 +75,13 @@ struct CacheOptions: ParsableArguments {
     func configuredLayout() throws -> any CacheLayout {
         // A usage error before anything about the folder (exit 2 before 3).
         if frescoVersion != nil, let asked = try explicitLayoutKind(), asked != .fresco {
-            throw Failure.usage("--fresco-version has no meaning under --layout \(asked.rawValue)")
+            throw ImgWarmError.usage("--fresco-version has no meaning under --layout \(asked.rawValue)")
         }
         let kind = try layoutKind()
         if let frescoVersion {
-            guard kind == .fresco else { throw Failure.usage("--fresco-version has no meaning under --layout \(kind.rawValue)") }
+            guard kind == .fresco else { throw ImgWarmError.usage("--fresco-version has no meaning under --layout \(kind.rawValue)") }
             guard let names = FrescoLayout.shardNames(forVersion: frescoVersion) else {
-                throw Failure.usage("--fresco-version \(frescoVersion): not a version such as 3.4 or 3.7.0")
+                throw ImgWarmError.usage("--fresco-version \(frescoVersion): not a version such as 3.4 or 3.7.0")
             }
             return FrescoLayout(shardNames: names)
         }
@@ -97,7 +97,7 @@ struct CacheOptions: ParsableArguments {
         guard let value = environment["IMGWARM_LAYOUT"], !value.isEmpty else { return nil }
         guard let kind = CacheLayoutKind(rawValue: value.lowercased()) else {
             let names = CacheLayoutKind.allCases.map(\.rawValue).joined(separator: ", ")
-            throw Failure.usage("IMGWARM_LAYOUT=\(value): not a layout (\(names))")
+            throw ImgWarmError.usage("IMGWARM_LAYOUT=\(value): not a layout (\(names))")
         }
         return kind
     }
@@ -113,7 +113,7 @@ struct CacheOptions: ParsableArguments {
         guard let survey = Self.survey(path) else { return explicit ?? .sdwebimage }
         if let explicit {
             if let (held, reason) = LayoutDetection.contradiction(survey, asked: explicit) {
-                throw CacheError(path: path, reason: "holds a \(held.map(\.rawValue).joined(separator: " or ")) cache (detected from \(reason)), "
+                throw ImgWarmError.cache(path: path, reason: "holds a \(held.map(\.rawValue).joined(separator: " or ")) cache (detected from \(reason)), "
                     + "not \(explicit.rawValue); imgwarm does not mix two formats in one folder (name the right --layout, or another folder)",
                     errno: EINVAL)
             }
@@ -122,7 +122,7 @@ struct CacheOptions: ParsableArguments {
         switch LayoutDetection.detect(survey, path: path) {
         case .detected(let kind, _): return kind
         case .tie(let kinds, let reason):
-            throw Failure.usage("\(path): \(reason) fits \(kinds.map(\.rawValue).joined(separator: " and ")) alike; say which with --layout")
+            throw ImgWarmError.usage("\(path): \(reason) fits \(kinds.map(\.rawValue).joined(separator: " and ")) alike; say which with --layout")
         }
     }
 
@@ -144,7 +144,7 @@ struct CacheOptions: ParsableArguments {
         let root: FolderHandle
         do {
             root = try FolderHandle.open(cache.directory, in: AT_FDCWD, path: cache.directory, listing: true)
-        } catch let error as CacheError where error.errno == ENOENT {
+        } catch let error as ImgWarmError where error.errno == ENOENT {
             return
         }
         try CacheRecognition.require(root, layout: cache.layout.kind, force: force, purpose: purpose,

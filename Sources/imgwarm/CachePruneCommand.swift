@@ -75,16 +75,12 @@ struct CachePruneCommand: ParsableCommand {
         let cache = try cacheOptions.inspectedCache(missing: .fails)
         if !dryRun { try cacheOptions.requireRecognised(cache, force: force, purpose: .delete) }
         if let index = cache.index { return try runIndexed(cache, index) }
-        if maxObjects != nil { throw Failure.usage("--max-objects has no meaning under --layout \(cache.layout.kind.rawValue): only flutter_cache_manager counts objects") }
+        if maxObjects != nil { throw ImgWarmError.usage("--max-objects has no meaning under --layout \(cache.layout.kind.rawValue): only flutter_cache_manager counts objects") }
         var options = self.options(layout: cache.layout)
-        // Checked here rather than in validate(): a Failure prints the one
+        // Checked here rather than in validate(): an ImgWarmError prints the one
         // line the contract asks for, where a ValidationError adds the usage.
-        do {
-            try options.validate()
-        } catch let invalid as PruneOptions.Invalid {
-            throw Failure.usage(invalid.description)
-        }
-        if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
+        try options.validate()
+        if keep.filter({ $0 == "-" }).count > 1 { throw ImgWarmError.usage("--keep - (standard input) can be given once") }
         options.pinned = try loadPinned(layout: cache.layout)
         // Share the cache with concurrent warms; keep `cache clear --all`
         // out meanwhile. A cache no imgwarm run has used gets no lock file
@@ -104,7 +100,7 @@ struct CachePruneCommand: ParsableCommand {
         for warning in PruneReport.warnings(result) { printError(warning) }
         if let failure = result.firstFailure {
             let more = result.failed > 1 ? " (and \(result.failed - 1) more \(result.failed == 2 ? "file" : "files"))" : ""
-            throw Failure.cache("\(cache.directory)/\(failure.path): \(failure.reason)\(more)")
+            throw ImgWarmError.cache(path: "\(cache.directory)/\(failure.path ?? "")", reason: "\(failure.detail)\(more)", errno: failure.errno)
         }
     }
 
@@ -112,18 +108,13 @@ struct CachePruneCommand: ParsableCommand {
     /// prunes through it, with its library's eviction.
     private func runIndexed(_ cache: DiskCache, _ index: any CacheIndex) throws {
         var options = self.options(layout: cache.layout)
-        if keep.filter({ $0 == "-" }).count > 1 { throw Failure.usage("--keep - (standard input) can be given once") }
+        if keep.filter({ $0 == "-" }).count > 1 { throw ImgWarmError.usage("--keep - (standard input) can be given once") }
         options.pinned = try loadPinned(layout: cache.layout)
         // The same preparation as the folder layouts: folders checked, the
         // lock shared with warms.
         let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
         defer { withExtendedLifetime(session) {} }
-        let result: IndexPruneResult
-        do {
-            result = try index.prune(options)
-        } catch let invalid as PruneOptions.Invalid {
-            throw Failure.usage(invalid.description)
-        }
+        let result = try index.prune(options)
         let out = OutputLines()
         if json {
             let encoder = JSONEncoder()
@@ -142,16 +133,13 @@ struct CachePruneCommand: ParsableCommand {
     private func loadPinned(layout: any CacheLayout) throws -> PinnedNames {
         guard !keep.isEmpty else { return PinnedNames() }
         var problems = 0
-        do {
-            let pinned = try PinnedNames.load(manifests: keep, layout: layout) { problem in
-                problems += 1
-                if problems <= 5 { printError("\(problem.description) (pins nothing)") }
-            }
-            if problems > 5 { printError("\(problems - 5) more manifest lines pin nothing") }
-            return pinned
-        } catch let error as ManifestReader.OpenError {
-            throw Failure.usage(error.description)
+        // A manifest that cannot be read: an ImgWarmError naming it (exit 2).
+        let pinned = try PinnedNames.load(manifests: keep, layout: layout) { problem in
+            problems += 1
+            if problems <= 5 { printError("\(problem.description) (pins nothing)") }
         }
+        if problems > 5 { printError("\(problems - 5) more manifest lines pin nothing") }
+        return pinned
     }
 }
 

@@ -11,7 +11,7 @@ struct ImgWarm: ParsableCommand {
         abstract: "Warm apps' image disk caches in batch: download, validate and store image URLs in an image library's own cache layout (--layout).",
         discussion: """
         Exit status: 0 success; 1 some entries failed (beyond --max-failures); \
-        2 usage error or no usable input; 3 the cache cannot be used.
+        2 usage error or no usable input; 3 the cache cannot be used; 4 imgwarm itself could not run.
         """,
         version: ImgWarmVersion.string,
         subcommands: [WarmCommand.self, CacheCommand.self]
@@ -27,32 +27,28 @@ struct ImgWarm: ParsableCommand {
             var command = try parseAsRoot(RequestHeaderRules.joiningHeaderForPairs(args))
             defer { ErrorOutput.restore() }
             try command.run()
-        } catch let failure as Failure {
-            printError(failure.message)
-            Glibc.exit(failure.status)
-        } catch let error as CacheError {
-            printError(error.description)
-            Glibc.exit(ExitStatus.cacheUnusable)
+        } catch let error as ImgWarmError {
+            exit(with: error)
         } catch {
             let code = exitCode(for: error)
-            if code == .success || error is CleanExit {
+            if code == .success || error is CleanExit || error is ExitCode {
                 self.exit(withError: error)
             }
             if code == .validationFailure {
                 printError(message(for: error))
                 Glibc.exit(ExitStatus.usage)
             }
-            self.exit(withError: error)
+            // Not the argument parser's and not imgwarm's own: still one
+            // line, and never status 1, which says entries failed.
+            exit(with: ImgWarmError(.unexpected(String(describing: error))))
         }
     }
-}
 
-/// An error that ends the command with a one-line message and a status.
-struct Failure: Error {
-    let message: String
-    let status: Int32
-    static func usage(_ m: String) -> Failure { Failure(message: m, status: ExitStatus.usage) }
-    static func cache(_ m: String) -> Failure { Failure(message: m, status: ExitStatus.cacheUnusable) }
+    /// The one place an error becomes a message and an exit status.
+    static func exit(with error: ImgWarmError) -> Never {
+        printError(error.description)
+        Glibc.exit(error.exitStatus)
+    }
 }
 
 /// A message on stderr. Messages quote manifests, servers and file names:

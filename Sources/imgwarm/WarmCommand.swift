@@ -37,7 +37,7 @@ struct WarmCommand: ParsableCommand {
         Exit status: 0 done (failed and blocked entries at or below --max-failures; also no entries at all); \
         1 more failures (a blocked entry is missing from the cache: a failure); 2 usage error, an unreadable \
         manifest, or a --report/--junit/--metrics path that cannot be written (checked before any request); \
-        3 the cache cannot be used (not writable, disk full); 130 interrupted.
+        3 the cache cannot be used (not writable, disk full); 4 imgwarm itself could not run; 130 interrupted.
         """
     )
 
@@ -213,15 +213,17 @@ struct WarmCommand: ParsableCommand {
         // Header arguments are read (files too) and checked here, so a bad
         // one is a usage error (exit 2), not a failure after the cache was
         // prepared. The value is never quoted.
-        do { _ = try headerRules() } catch let problem as RequestHeaderRules.Problem { throw ValidationError(problem.description) }
+        do { _ = try headerRules() } catch let problem as ImgWarmError { throw ValidationError(problem.description) }
         if let bad = redactQuery.first(where: { $0.isEmpty || $0.contains(where: { $0 == "=" || $0 == "&" }) }) {
             throw ValidationError("--redact-query takes a parameter name (no '=' or '&'): '\(bad)'")
         }
         if manifests.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read once") }
         _ = try shardSelection()
-        // A folder that contradicts the layout (a CacheError, exit 3) is
+        // A folder that contradicts the layout (an ImgWarmError, exit 3) is
         // said by run(): the parser would turn it into exit 1 here.
-        do { _ = try layout() } catch let failure as Failure { throw ValidationError(failure.message) } catch is CacheError {}
+        do { _ = try layout() } catch let error as ImgWarmError where error.exitStatus == ExitStatus.usage {
+            throw ValidationError(error.description)
+        } catch is ImgWarmError {}
     }
 
     /// `--header` and `--header-for` read into the one owner of header
@@ -231,7 +233,7 @@ struct WarmCommand: ParsableCommand {
         for h in headers { try rules.addHeader(h) }
         for joined in headersFor {
             guard let (host, header) = RequestHeaderRules.splitPair(joined) else {
-                throw RequestHeaderRules.Problem(description: "--header-for takes two arguments: [https://]HOST[:PORT] 'Name: value' (or @FILE)")
+                throw ImgWarmError.usage("--header-for takes two arguments: [https://]HOST[:PORT] 'Name: value' (or @FILE)")
             }
             try rules.addHeader(forHost: host, header)
         }

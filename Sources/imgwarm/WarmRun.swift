@@ -39,16 +39,12 @@ struct WarmRun {
         var manifestOptions = ManifestOptions()
         manifestOptions.stripQueryFromKeys = c.keyStripQuery
         if let urlKeys = cache.layout.manifestKeyRule {
-            if c.keyStripQuery { throw Failure.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
+            if c.keyStripQuery { throw ImgWarmError.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
             manifestOptions.urlKeys = urlKeys
         }
-        do {
-            let inputs = c.inputs
-            try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
-                .load(into: plan, problem: { printError($0) })
-        } catch let e as PlanLoader.Unreadable {
-            throw Failure.usage(e.description)
-        }
+        let inputs = c.inputs
+        try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
+            .load(into: plan, problem: { printError($0) })
 
         var config = DownloaderConfiguration()
         try c.applyLimits(to: &config)
@@ -74,19 +70,20 @@ struct WarmRun {
         config.bodyMemory = BodyMemory(limit: Int(clamping: budget.bodies))
         // Bodies past the threshold go to unnamed files in `.imgwarm/tmp`.
         if !c.dryRun, let temp = cache.tempFolder {
-            config.bodySpill = BodySpill(folder: temp, threshold: SpillRule.threshold(bodiesBudget: Int(clamping: budget.bodies)))
+            config.bodySpill = BodySpill(folder: temp.fd, path: temp.path,
+                                         threshold: SpillRule.threshold(bodiesBudget: Int(clamping: budget.bodies)))
         }
         options.validation.decodeTimeout = c.decodeTimeout
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
         options.dryRun = c.dryRun
         options.budgetBytes = c.budget
-        // Entries between the feeder and the end of validation: enough to
-        // keep every transfer slot busy while bodies wait for a decoder, and
-        // few enough that memory stays within 2 x concurrency x --max-bytes.
-        // With -j auto the ceiling (--max-concurrency) and a margin: twice
-        // 256 held up to 512 bodies for nothing where the limit stays low.
-        options.pipelineDepth = (config.adaptive ? config.concurrency + 32 : 2 * config.concurrency) + options.validationWorkers
+        // Entries between the feeder and the end of validation, and when the
+        // feeder wakes (FeedWindow says why).
+        let window = FeedWindow(adaptive: config.adaptive, concurrency: config.concurrency,
+                                validationWorkers: options.validationWorkers)
+        options.pipelineDepth = window.depth
+        options.pipelineWakeBatch = window.wakeBatch
 
         // -v: each host's limit and rate changes (set before the engine starts).
         let limitLog = LimitLog()
@@ -138,9 +135,15 @@ struct WarmRun {
         var report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
         report.hosts = downloader?.hostFigures() ?? []
         report.insecure = c.insecure
-        if downloader != nil, let memory = config.bodyMemory { report.bodies = .init(memory: memory, spill: config.bodySpill) }
+        if downloader != nil, let memory = config.bodyMemory {
+            let spill = config.bodySpill, spilled = spill?.figures
+            report.bodies = .init(memoryLimit: memory.limit, memoryPeak: memory.figures.peak,
+                                  memoryPausedTransfers: memory.pausedTransfers, spill: spill?.mode ?? "none",
+                                  spillThreshold: spill?.threshold ?? 0, spilled: spilled?.bodies ?? 0,
+                                  spilledBytes: spilled?.bytes ?? 0)
+        }
         if c.junit != nil, prefetcher.ledger.snapshot()[.blocked] > 0, let rows = try? state?.failedURLs() {
-            report.earlierFailures = Dictionary(rows.map { ($0.url, $0) }, uniquingKeysWith: { a, _ in a })
+            report.useEarlierFailures(rows)
         }
         let snap = prefetcher.ledger.snapshot()
         var ending = WarmEnding(fatal: prefetcher.fatalError, signal: signals.received,

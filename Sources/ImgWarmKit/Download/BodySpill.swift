@@ -1,4 +1,3 @@
-import CFileScan
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -45,8 +44,10 @@ public enum SpillRule {
 /// mode 0600) that nothing can open by name, never linked anywhere, gone
 /// when the run drops them or dies. Counts what spilled, for the report.
 public final class BodySpill: @unchecked Sendable {  // counters behind `lock`; the rest immutable
-    /// `.imgwarm/tmp`, kept open for the run.
-    public let folder: FolderHandle
+    /// A duplicate of the folder's descriptor, kept open for the run.
+    private let folder: Int32
+    /// For messages only; never opened by this path.
+    public let path: String
     public let threshold: Int
     /// The folder is on tmpfs or ramfs: spilled bytes stay charged.
     public let chargesSpilledBytes: Bool
@@ -55,11 +56,18 @@ public final class BodySpill: @unchecked Sendable {  // counters behind `lock`; 
     private var bodies = 0
     private var bytes = 0
 
-    public init(folder: FolderHandle, threshold: Int) {
-        self.folder = folder
+    /// `folder`: a descriptor of `.imgwarm/tmp` (duplicated here: the
+    /// caller's may close); nil when it cannot be duplicated.
+    public init?(folder: Int32, path: String, threshold: Int) {
+        let fd = fcntl(folder, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { return nil }
+        self.folder = fd
+        self.path = path
         self.threshold = threshold
-        chargesSpilledBytes = SpillRule.chargesSpilledBytes(filesystemType: imgwarm_fs_type(folder.fd))
+        chargesSpilledBytes = SpillRule.chargesSpilledBytes(filesystemType: UnnamedFiles.filesystemType(fd))
     }
+
+    deinit { close(folder) }
 
     /// How the run spills: "disk", "memory-filesystem" (tmpfs: charged), or
     /// "unsupported" once the filesystem refused O_TMPFILE (bodies then
@@ -76,7 +84,7 @@ public final class BodySpill: @unchecked Sendable {  // counters behind `lock`; 
     /// during the run, or the disk is full, this once).
     func open() -> Int32? {
         if lock.withLock({ unsupported }) { return nil }
-        let fd = imgwarm_open_spill(folder.fd)
+        let fd = UnnamedFiles.openSpill(in: folder)
         if fd >= 0 { return fd }
         let e = errno
         if e == EOPNOTSUPP || e == EISDIR || e == EINVAL { lock.withLock { unsupported = true } }
@@ -104,20 +112,24 @@ public final class SpilledBody: @unchecked Sendable {  // immutable after init
     private let fd: Int32
     private let base: UnsafeMutableRawPointer
 
-    /// Maps `count` bytes of `fd` (taking the descriptor); nil with the
-    /// errno when it cannot be mapped (the descriptor is closed then).
-    static func map(fd: Int32, count: Int) -> Result<SpilledBody, CacheError> {
+    /// Maps `count` bytes of `fd` (taking the descriptor), or the errno
+    /// when it cannot be mapped (the descriptor is closed then).
+    static func map(fd: Int32, count: Int) -> Result<SpilledBody, MapFailure> {
         guard count > 0 else {
             close(fd)
-            return .failure(CacheError(path: "", reason: "empty spill file", errno: EINVAL))
+            return .failure(MapFailure(errno: EINVAL))
         }
         let p = mmap(nil, count, PROT_READ, MAP_SHARED, fd, 0)
         guard let p, p != MAP_FAILED else {
             let e = errno
             close(fd)
-            return .failure(CacheError(path: "", reason: errnoString(e), errno: e))
+            return .failure(MapFailure(errno: e))
         }
         return .success(SpilledBody(fd: fd, base: p, count: count))
+    }
+
+    struct MapFailure: Error {
+        let errno: Int32
     }
 
     private init(fd: Int32, base: UnsafeMutableRawPointer, count: Int) {

@@ -6,9 +6,15 @@
 /// mean latency is compared with the host's no-load latency (`baseline`,
 /// the lowest round mean seen):
 ///
-/// - mean within `tolerance x baseline + slack` and the round used at least
-///   half the limit: grow, doubling per round at first (slow start) and by
-///   sqrt(limit) per round after it (a queue's worth of probing);
+/// - slow start: every response within `tolerance x baseline + slack`,
+///   in a round that has had at least half the limit in flight, opens one
+///   more slot at once (`slowStartGrows`), so the limit doubles per round
+///   trip as in TCP's slow start, without waiting for the round's slowest
+///   response (with a long-tailed origin the end of a round of 128 is its
+///   99th percentile);
+/// - after slow start, a round whose mean is within that bound and that
+///   used at least half the limit grows it by sqrt(limit) (a queue's worth
+///   of probing);
 /// - mean above it: shrink in proportion (`limit x acceptable / mean`, at
 ///   most by a quarter a round, never below `initial` on latency alone)
 ///   and end slow start. Our own thread's stalls on a loaded machine read
@@ -66,6 +72,9 @@ struct ConcurrencyLimiter: Equatable, Sendable {
     /// Seconds: the lowest round mean latency seen (no-load latency).
     private(set) var baseline: Double?
     private var roundCount = 0
+    /// Completions that make up the current round: the limit when it began
+    /// (slow start raises the limit within a round).
+    private var roundLength: Int
     private var roundSum = 0.0
     /// The most requests in flight seen during the round: a round that
     /// never came near its limit says nothing about a larger one.
@@ -76,6 +85,19 @@ struct ConcurrencyLimiter: Equatable, Sendable {
     init(_ parameters: Parameters) {
         self.parameters = parameters
         limit = min(max(parameters.initial, parameters.minimum), parameters.maximum)
+        roundLength = max(parameters.minimumRound, max(1, Int(limit)))
+    }
+
+    /// Slow start's decision for one response: whether it opens one more
+    /// slot. `reference`: the host's baseline, or before the first round
+    /// ended the mean of the responses so far (the first answers are the
+    /// probe of the origin's no-load latency). `peakInFlight`: the most in
+    /// flight this round, not now: answers that arrive together are
+    /// collected one by one before new requests start, so the count now
+    /// falls with each of them. Pure.
+    static func slowStartGrows(latency: Double, reference: Double, peakInFlight: Int, limit: Int,
+                               _ parameters: Parameters) -> Bool {
+        latency <= reference * parameters.tolerance + parameters.slack && peakInFlight * 2 >= limit
     }
 
     /// The whole number of requests allowed in flight.
@@ -88,7 +110,12 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         roundCount += 1
         roundSum += latency
         roundPeak = max(roundPeak, inFlight)
-        guard roundCount >= max(parameters.minimumRound, current) else { return nil }
+        var grown: Change?
+        if slowStart, Self.slowStartGrows(latency: latency, reference: baseline ?? roundSum / Double(roundCount),
+                                          peakInFlight: roundPeak, limit: current, parameters) {
+            grown = set(limit + 1, .slowStart)
+        }
+        guard roundCount >= roundLength else { return grown }
         let mean = roundSum / Double(roundCount)
         let used = roundPeak * 2 >= current
         roundCount = 0
@@ -98,11 +125,10 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         let base = min(baseline ?? mean, mean)
         baseline = base
         let acceptable = base * parameters.tolerance + parameters.slack
+        defer { roundLength = max(parameters.minimumRound, current) }
         if mean <= acceptable {
-            guard used else { return nil }
-            if slowStart {
-                return set(limit * 2, .slowStart)
-            }
+            // Slow start grew per response.
+            guard used, !slowStart else { return grown }
             return set(limit + max(1, limit.squareRoot()), .latencyHeld)
         }
         slowStart = false
@@ -117,7 +143,10 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         lastDecreaseRound = round
         slowStart = false
         let factor = reason == .throttled ? parameters.throttleBackoff : parameters.failureBackoff
-        return set(limit * factor, reason)
+        let change = set(limit * factor, reason)
+        // A round is about one round trip at the limit: a cut shortens it.
+        roundLength = min(roundLength, max(parameters.minimumRound, current))
+        return change
     }
 
     private mutating func set(_ value: Double, _ reason: Reason) -> Change? {

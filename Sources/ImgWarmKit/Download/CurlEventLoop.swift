@@ -47,7 +47,7 @@ final class CurlEventLoop: @unchecked Sendable {
     init(configuration: DownloaderConfiguration, traffic: HostTraffic, index: Int = 0, loops: Int = 1,
          name: String = "imgwarm.download") throws {
         guard let multi = curl_multi_init() else {
-            throw DownloaderError(description: "libcurl could not create a multi handle")
+            throw ImgWarmError(.engineUnavailable("could not create a multi handle"))
         }
         self.multi = multi
         self.name = name
@@ -153,7 +153,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func admit(_ job: DownloadJob) -> Bool {
         let host = job.hostKey
         guard slots.mayStart(host) else { return false }
-        if hostWakeups[host] != nil { return false }
+        if !hostWakeups.isEmpty, hostWakeups[host] != nil { return false }
         if let wait = traffic.admit(host, now: Self.seconds()) {
             hostWakeups[host] = Self.now() + UInt64(max(wait, 0.000_5) * 1e9)
             return false

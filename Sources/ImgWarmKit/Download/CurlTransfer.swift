@@ -185,7 +185,7 @@ final class CurlTransfer {
     }
 
     private func failSpill(_ e: Int32) {
-        spillFailure = "cannot write the body to \(spill?.folder.path ?? "the temp folder"): \(errnoString(e))"
+        spillFailure = "cannot write the body to \(spill?.path ?? "the temp folder"): \(errnoString(e))"
         discardSpill()
         body = []
         charge?.reset()
@@ -544,7 +544,7 @@ final class CurlTransfer {
                 discardSpill()
                 charge?.reset()
                 return .failure(AttemptFailure(
-                    errorClass: .network, status: status, message: "cannot map the spilled body: \(error.reason)",
+                    errorClass: .network, status: status, message: "cannot map the spilled body: \(errnoString(error.errno))",
                     isTransient: false, retryAfter: nil, contentType: stringInfo(CURLINFO_CONTENT_TYPE)))
             }
         }

@@ -132,29 +132,6 @@ public enum DownloadErrorClass: String, Sendable, Codable {
     case cancelled
 }
 
-/// One response header line, name as the server spelled it.
-public struct HeaderField: Sendable, Equatable {
-    public var name: String
-    public var value: String
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
-/// What a TLS connection was: the cipher suite by its IANA name, the
-/// protocol ("TLSv1.2", "TLSv1.3"), the server's certificate chain (DER).
-public struct TLSFacts: Sendable, Equatable {
-    public var cipherSuite: String
-    public var version: String
-    public var peerCertificates: [[UInt8]]
-    public init(cipherSuite: String, version: String, peerCertificates: [[UInt8]]) {
-        self.cipherSuite = cipherSuite
-        self.version = version
-        self.peerCertificates = peerCertificates
-    }
-}
-
 public struct DownloadResponse: Sendable {
     /// Final HTTP status (2xx, or 304 for `notModified`).
     public var status: Int
@@ -232,31 +209,6 @@ public struct DownloadFailure: Error, Sendable, CustomStringConvertible {
         self.contentType = contentType
     }
     public var description: String { message }
-}
-
-/// One host's traffic over a run (JSON report, metrics, summary).
-public struct HostFigures: Sendable, Equatable {
-    /// `scheme://host:port`.
-    public var host: String
-    /// Attempts started.
-    public var requests: Int
-    /// Answers 429 or 503.
-    public var throttledResponses: Int
-    /// Times those answers lowered the host's rate.
-    public var rateCuts: Int
-    /// `--rate` for the host, requests a second.
-    public var configuredRate: Double?
-    /// The rate in force at the end because of 429/503 (nil: never throttled).
-    public var throttledRate: Double?
-    /// The lowest rate a 429/503 set.
-    public var lowestRate: Double?
-    /// `-j auto`: the adaptive limit at the end and at its highest (all threads).
-    public var concurrencyLimit: Int?
-    public var peakConcurrencyLimit: Int?
-    /// The most requests in flight to the host at once.
-    public var peakInFlight: Int
-
-    public var wasThrottled: Bool { throttledResponses > 0 }
 }
 
 public enum DownloadResult: Sendable {

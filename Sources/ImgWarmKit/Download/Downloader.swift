@@ -116,10 +116,6 @@ final class OnceLines: @unchecked Sendable {
     func first(_ line: String) -> Bool { lock.withLock { seen.insert(line).inserted } }
 }
 
-public struct DownloaderError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-}
-
 /// curl_global_init is not thread-safe and must run once, before any other
 /// libcurl call: a lazily initialized global gives exactly that.
 enum CurlGlobal {
@@ -133,7 +129,7 @@ enum CurlGlobal {
 
     static func initialize() throws {
         guard result == CURLE_OK else {
-            throw DownloaderError(description: "libcurl initialization failed: \(String(cString: curl_easy_strerror(result)))")
+            throw ImgWarmError(.engineUnavailable("initialization failed: \(String(cString: curl_easy_strerror(result)))"))
         }
     }
 }
@@ -143,7 +139,7 @@ extension DownloaderConfiguration {
     /// header lines that could inject other headers. Messages never quote
     /// header values.
     func validate() throws {
-        func fail(_ text: String) throws -> Never { throw DownloaderError(description: text) }
+        func fail(_ text: String) throws -> Never { throw ImgWarmError.usage(text) }
         if concurrency < 1 { try fail("concurrency must be at least 1") }
         if let perHost, perHost < 1 { try fail("per-host limit must be at least 1") }
         if hostConnections < 1 { try fail("connections per host must be at least 1") }

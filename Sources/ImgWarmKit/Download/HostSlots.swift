@@ -29,7 +29,10 @@ struct HostSlots {
 
     /// How many requests to `key` may be in flight now.
     func cap(_ key: String) -> Int {
-        let h = hosts[key] ?? make(key)
+        cap(of: hosts[key] ?? make(key))
+    }
+
+    private func cap(of h: Host) -> Int {
         var cap = h.limiter?.current ?? Int.max
         if let perHost { cap = min(cap, perHost) }
         if h.http1 { cap = min(cap, connections) }
@@ -38,12 +41,19 @@ struct HostSlots {
 
     func inFlight(_ key: String) -> Int { hosts[key]?.inFlight ?? 0 }
 
-    func mayStart(_ key: String) -> Bool { inFlight(key) < cap(key) }
+    /// One lookup of the host (this runs for every request that comes up).
+    func mayStart(_ key: String) -> Bool {
+        guard let h = hosts[key] else { return cap(of: make(key)) > 0 }
+        return h.inFlight < cap(of: h)
+    }
 
     mutating func started(_ key: String) {
-        var h = hosts[key] ?? make(key)
-        h.inFlight += 1
-        hosts[key] = h
+        // In place: one lookup, not a read and a write.
+        if (hosts[key]?.inFlight += 1) == nil {
+            var h = make(key)
+            h.inFlight = 1
+            hosts[key] = h
+        }
     }
 
     /// A transfer to `key` ended. `latency`: seconds from request to first
@@ -51,20 +61,21 @@ struct HostSlots {
     /// timeout/reset; `http1`: the response's protocol was HTTP/1.x.
     /// Returns the limiter's change, if any.
     mutating func ended(_ key: String, latency: Double?, congestion: ConcurrencyLimiter.Reason?, http1: Bool) -> ConcurrencyLimiter.Change? {
-        guard var h = hosts[key] else { return nil }
+        guard let index = hosts.index(forKey: key) else { return nil }
+        // Through the index: one lookup, and the host is changed in place.
+        return Self.end(&hosts.values[index], latency: latency, congestion: congestion, http1: http1)
+    }
+
+    private static func end(_ h: inout Host, latency: Double?, congestion: ConcurrencyLimiter.Reason?,
+                            http1: Bool) -> ConcurrencyLimiter.Change? {
         let inFlightBefore = h.inFlight
         h.inFlight -= 1
         if http1 { h.http1 = true }
-        var change: ConcurrencyLimiter.Change?
         if h.limiter != nil {
-            if let congestion {
-                change = h.limiter!.congestion(congestion)
-            } else if let latency {
-                change = h.limiter!.sample(latency: latency, inFlight: inFlightBefore)
-            }
+            if let congestion { return h.limiter!.congestion(congestion) }
+            if let latency { return h.limiter!.sample(latency: latency, inFlight: inFlightBefore) }
         }
-        hosts[key] = h
-        return change
+        return nil
     }
 
     mutating func removeAll() {

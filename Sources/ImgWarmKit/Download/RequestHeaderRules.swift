@@ -57,19 +57,13 @@ public struct RequestHeaderRules: Sendable, Equatable {
 
     public var isEmpty: Bool { entryOriginLines.isEmpty && scoped.isEmpty }
 
-    /// Why an argument is unusable: one line, never quoting a value.
-    public struct Problem: Error, Equatable, CustomStringConvertible, Sendable {
-        public let description: String
-        public init(description: String) { self.description = description }
-    }
-
     /// Reads a file's bytes (the command line reads files; tests pass
     /// their own).
     public typealias FileReader = (String) throws -> [UInt8]
 
     public static func readFile(_ path: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw Problem(description: "cannot read header file \(path)")
+            throw ImgWarmError.usage("cannot read header file \(path)")
         }
         return Array(data)
     }
@@ -83,7 +77,7 @@ public struct RequestHeaderRules: Sendable, Equatable {
     public mutating func addHeader(forHost hostArgument: String, _ argument: String,
                                    readFile: FileReader = RequestHeaderRules.readFile) throws {
         guard let (scheme, host, port) = Self.parseOrigin(hostArgument) else {
-            throw Problem(description: "--header-for: '\(hostArgument)' is not https://HOST[:PORT], http://HOST[:PORT] or HOST[:PORT] (IPv6 in brackets)")
+            throw ImgWarmError.usage("--header-for: '\(hostArgument)' is not https://HOST[:PORT], http://HOST[:PORT] or HOST[:PORT] (IPv6 in brackets)")
         }
         for line in try Self.lines(of: argument, option: "--header-for \(hostArgument)", readFile: readFile) {
             scoped.append(Scoped(scheme: scheme ?? "https", host: host, port: port, schemeWritten: scheme != nil,
@@ -94,11 +88,11 @@ public struct RequestHeaderRules: Sendable, Equatable {
     /// The lines an argument stands for, each checked.
     static func lines(of argument: String, option: String, readFile: FileReader) throws -> [String] {
         guard argument.hasPrefix("@") else {
-            if let problem = problem(in: argument) { throw Problem(description: "\(option): \(problem)") }
+            if let problem = problem(in: argument) { throw ImgWarmError.usage("\(option): \(problem)") }
             return [argument]
         }
         let path = String(argument.dropFirst())
-        guard !path.isEmpty else { throw Problem(description: "\(option) @FILE: no file named") }
+        guard !path.isEmpty else { throw ImgWarmError.usage("\(option) @FILE: no file named") }
         let bytes = try readFile(path)
         var out: [String] = []
         for (n, raw) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
@@ -106,10 +100,10 @@ public struct RequestHeaderRules: Sendable, Equatable {
             if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
             let text = String(decoding: line, as: UTF8.self)
             if text.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-            if let problem = problem(in: text) { throw Problem(description: "\(path):\(n + 1): \(problem)") }
+            if let problem = problem(in: text) { throw ImgWarmError.usage("\(path):\(n + 1): \(problem)") }
             out.append(text)
         }
-        if out.isEmpty { throw Problem(description: "\(path): no header lines") }
+        if out.isEmpty { throw ImgWarmError.usage("\(path): no header lines") }
         return out
     }
 

@@ -74,7 +74,8 @@ struct RequestQueue {
 
     /// Brings `host`'s next parked job back into line.
     mutating func unpark(_ host: String) {
-        guard var waiting = parked.removeValue(forKey: host) else { return }
+        // Most runs park nothing: no hashing of the host then.
+        guard !parked.isEmpty, var waiting = parked.removeValue(forKey: host) else { return }
         while let entry = waiting.popMin() {
             if entry.isLive {
                 ready.insert(entry)

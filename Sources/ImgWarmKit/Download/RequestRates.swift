@@ -10,11 +10,11 @@ public struct RequestRates: Sendable, Equatable {
     public var isEmpty: Bool { everyHost == nil && byHost.isEmpty }
 
     /// Adds one `--rate` value: `N/s`, `N/min` or `HOST=N/s`.
-    public mutating func add(_ text: String) throws(ParseError) {
+    public mutating func add(_ text: String) throws(ImgWarmError) {
         if let eq = text.lastIndex(of: "=") {
             let host = text[..<eq].trimmingCharacters(in: .whitespaces).lowercased()
             guard !host.isEmpty, !host.contains("/"), !host.contains(" ") else {
-                throw ParseError(message: "--rate: '\(text.prefix(80))' names no host before '='")
+                throw ImgWarmError.usage("--rate: '\(text.prefix(80))' names no host before '='")
             }
             byHost[host] = try Self.perSecond(String(text[text.index(after: eq)...]))
         } else {
@@ -22,13 +22,8 @@ public struct RequestRates: Sendable, Equatable {
         }
     }
 
-    public struct ParseError: Error, CustomStringConvertible, Sendable {
-        public let message: String
-        public var description: String { message }
-    }
-
     /// `20/s`, `20`, `1200/min`, `0.5/s` as requests a second.
-    static func perSecond(_ text: String) throws(ParseError) -> Double {
+    static func perSecond(_ text: String) throws(ImgWarmError) -> Double {
         let t = text.trimmingCharacters(in: .whitespaces).lowercased()
         var number = Substring(t)
         var divisor = 1.0
@@ -38,7 +33,7 @@ public struct RequestRates: Sendable, Equatable {
             break
         }
         guard let n = Double(number), n.isFinite, n > 0 else {
-            throw ParseError(message: "--rate: '\(text.prefix(80))' is not a rate such as 50/s, 600/min or HOST=20/s")
+            throw ImgWarmError.usage("--rate: '\(text.prefix(80))' is not a rate such as 50/s, 600/min or HOST=20/s")
         }
         return n / divisor
     }

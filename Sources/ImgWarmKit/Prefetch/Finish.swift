@@ -13,7 +13,7 @@ public enum StoreResult: Sendable {
     /// `--budget`: the file would not fit; nothing written.
     case overBudget(limit: UInt64)
     /// The write failed; nothing under the entry's name changed.
-    case failed(CacheError)
+    case failed(ImgWarmError)
 }
 
 /// The last stage of `warm`: turns what happened to an entry into its
@@ -51,7 +51,7 @@ public enum Finish {
         public var response: ResponseFacts?
         public var changes: [StateStore.Change] = []
         /// A disk error that makes the cache unusable: the run stops.
-        public var fatal: CacheError?
+        public var fatal: ImgWarmError?
     }
 
     /// The outcome of an entry that Triage settled without a request.
@@ -189,7 +189,7 @@ public enum Finish {
     /// Errors after which no later write can succeed: a full disk, a
     /// read-only or forbidden cache folder. Others (one file's name, a
     /// concurrent clean-up) fail the entry only.
-    static func isFatal(_ error: CacheError) -> Bool {
+    static func isFatal(_ error: ImgWarmError) -> Bool {
         error.isDiskFull || error.errno == EROFS || error.errno == EACCES
     }
 

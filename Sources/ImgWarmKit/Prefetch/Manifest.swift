@@ -25,22 +25,6 @@ public struct ManifestSource: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "#\(fileIndex):\(line)" }
 }
 
-/// The key rule of a layout keyed by the URL itself as the library
-/// canonicalises it (OkHttp's `HttpUrl.toString()`): no `key=`, no
-/// `--key-strip-query`, no credentials in the URL. `key` is given the
-/// manifest's text of the URL (`ParsedURL.text`).
-public struct ManifestKeyRule: Sendable {
-    public var layout: String
-    /// Why the URL is the key, for the refusals.
-    public var why: String
-    public var key: @Sendable (String) -> String
-    public init(layout: String, why: String, key: @escaping @Sendable (String) -> String) {
-        self.layout = layout
-        self.why = why
-        self.key = key
-    }
-}
-
 /// A line that could not be used, with a one-line reason.
 public struct ManifestProblem: Sendable, Equatable {
     public var source: ManifestSource
@@ -68,12 +52,6 @@ public struct ManifestReader {
     public let options: ManifestOptions
     public init(options: ManifestOptions = ManifestOptions()) { self.options = options }
 
-    public struct OpenError: Error, CustomStringConvertible {
-        public let path: String
-        public let reason: String
-        public var description: String { "\(path): \(reason)" }
-    }
-
     /// Reads one manifest (`-` for standard input), calling `entry` or
     /// `problem` for each non-blank, non-comment line.
     public func read(path: String, fileIndex: Int,
@@ -84,11 +62,11 @@ public struct ManifestReader {
             fd = STDIN_FILENO
         } else {
             fd = open(path, O_RDONLY | O_CLOEXEC)
-            if fd < 0 { throw OpenError(path: path, reason: "cannot open manifest: \(errnoString(errno))") }
+            if fd < 0 { throw ImgWarmError.manifest(path: path, reason: "cannot open manifest: \(errnoString(errno))") }
             var st = stat()
             if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
                 close(fd)
-                throw OpenError(path: path, reason: "is a directory, not a manifest")
+                throw ImgWarmError.manifest(path: path, reason: "is a directory, not a manifest")
             }
         }
         defer { if fd != STDIN_FILENO { close(fd) } }
@@ -127,7 +105,7 @@ public struct ManifestReader {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw OpenError(path: path, reason: "read error: \(errnoString(errno))")
+                throw ImgWarmError.manifest(path: path, reason: "read error: \(errnoString(errno))")
             }
             if n == 0 { break }
             var start = 0
@@ -237,12 +215,12 @@ public struct ManifestReader {
         }
         switch ParsedURL.parse(url) {
         case .failure(let p):
-            return problem("\(p.reason): \(Self.clip(Redaction.url(url)))")
+            return problem("\(p.reason): \(TerminalText.clip(Redaction.url(url)))")
         case .success(let parsed):
             if let rule = options.urlKeys {
                 if key != nil { return problem("key= has no meaning under --layout \(rule.layout): \(rule.why)") }
                 if parsed.hasCredentials {
-                    return problem("a URL with user:password@ is refused under --layout \(rule.layout): its cache entry would hold the credentials: \(Self.clip(parsed.redacted))")
+                    return problem("a URL with user:password@ is refused under --layout \(rule.layout): its cache entry would hold the credentials: \(TerminalText.clip(parsed.redacted))")
                 }
             }
             return .entry(Self.entry(parsed, key: key, priority: priority, source: source, options: options))
@@ -263,24 +241,5 @@ public struct ManifestReader {
         }
         return ManifestEntry(url: parsed.absolute, key: key ?? defaultKey, priority: priority, source: source,
                              reencoded: parsed.reencoded, hostKey: parsed.hostKey)
-    }
-
-    /// Manifest text quoted in a message: at most `max` characters, and
-    /// control characters (C0, DEL, C1) written as `\u{1B}`, so that a
-    /// manifest line cannot send terminal escape sequences or forge extra
-    /// lines through imgwarm's stderr (found by scripts/fuzz.sh).
-    static func clip(_ s: String, _ max: Int = 80) -> String {
-        var out = ""
-        var count = 0
-        for scalar in s.unicodeScalars {
-            if count == max { return out + "…" }
-            count += 1
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }

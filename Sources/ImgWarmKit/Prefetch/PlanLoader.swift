@@ -3,12 +3,6 @@
 /// The caller builds the plan (priority, order, shard) and reports the
 /// problems; this type only reads.
 public struct PlanLoader {
-    /// A manifest or report that cannot be read at all (missing, a folder,
-    /// not a report): the run cannot start. One line naming the file.
-    public struct Unreadable: Error, CustomStringConvertible {
-        public let description: String
-    }
-
     public var manifests: [String]
     public var retryFrom: [String]
     public var options: ManifestOptions
@@ -30,19 +24,17 @@ public struct PlanLoader {
 
     /// Reads every file into `plan` and finalizes it. An unusable line
     /// goes into `plan.problems` and, as it is read, to `problem` as one
-    /// line "file:line: reason"; the rest of the input goes on.
+    /// line "file:line: reason"; the rest of the input goes on. A manifest
+    /// or report that cannot be read at all (missing, a folder, not a
+    /// report) stops the load: an `ImgWarmError` naming it (exit 2).
     public func load(into plan: WarmPlan, problem: (String) -> Void) throws {
         let reader = ManifestReader(options: options)
         for path in manifests {
             let fileIndex = plan.addManifestPath(path)
-            do {
-                try reader.read(path: path, fileIndex: fileIndex, entry: plan.add, problem: { p in
-                    plan.add(p)
-                    problem("\(plan.describe(p.source)): \(p.reason)")
-                })
-            } catch let e as ManifestReader.OpenError {
-                throw Unreadable(description: e.description)
-            }
+            try reader.read(path: path, fileIndex: fileIndex, entry: plan.add, problem: { p in
+                plan.add(p)
+                problem("\(plan.describe(p.source)): \(p.reason)")
+            })
         }
         if !urlArguments.isEmpty {
             let fileIndex = plan.addManifestPath(Self.argumentsName)
@@ -58,15 +50,11 @@ public struct PlanLoader {
         }
         for path in retryFrom {
             let fileIndex = plan.addManifestPath(path)
-            do {
-                let failed = try ReportReader.failedEntries(reportPath: path, fileIndex: fileIndex, options: options)
-                for entry in failed.entries { plan.add(entry) }
-                for p in failed.problems {
-                    plan.add(p)
-                    problem("\(plan.describe(p.source)): \(p.reason)")
-                }
-            } catch let e as ReportReader.ReadError {
-                throw Unreadable(description: e.description)
+            let failed = try ReportReader.failedEntries(reportPath: path, fileIndex: fileIndex, options: options)
+            for entry in failed.entries { plan.add(entry) }
+            for p in failed.problems {
+                plan.add(p)
+                problem("\(plan.describe(p.source)): \(p.reason)")
             }
         }
         plan.finalize()

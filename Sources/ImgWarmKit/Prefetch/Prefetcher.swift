@@ -67,8 +67,10 @@ public final class Prefetcher: @unchecked Sendable {
         self.options = options
         self.validator = ValidateStage(validate: validate, options: options.validation)
         self.ledger = RunLedger(entries: plan.count, problems: plan.problems.count)
-        // The feeder is woken once per half of the pipeline, not per entry.
-        self.pipeline = SlotGate(slots: max(1, options.pipelineDepth), wakeBatch: options.pipelineDepth / 2)
+        // The feeder is woken once per batch of finished entries, not per
+        // entry; the batch leaves the engine enough to run (FeedWindow).
+        self.pipeline = SlotGate(slots: max(1, options.pipelineDepth),
+                                 wakeBatch: options.pipelineWakeBatch ?? options.pipelineDepth / 2)
         // Not with --budget: a decision of the gate runs the writes of later
         // entries waiting on it, large ones included, on the deciding thread.
         storesInline = !options.validation.decode && options.budgetBytes == nil
@@ -79,13 +81,13 @@ public final class Prefetcher: @unchecked Sendable {
     /// The one way a run stops early, from a signal handler (`fatal` nil)
     /// or a worker that hit a disk error: no new entry is fed, and the
     /// engine aborts what it holds (those entries end as skipped).
-    public func cancel(fatal: CacheError? = nil) {
+    public func cancel(fatal: ImgWarmError? = nil) {
         if let fatal { flags.setFatal(fatal) } else { flags.interrupt() }
         engine.cancelAll()
     }
 
     /// A disk error that makes the cache unusable (disk full).
-    public var fatalError: CacheError? { flags.fatal }
+    public var fatalError: ImgWarmError? { flags.fatal }
 
     /// Runs every entry of the plan to an outcome, then shuts the engine
     /// down. Blocks until done.

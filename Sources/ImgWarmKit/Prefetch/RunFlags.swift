@@ -6,7 +6,7 @@ import Foundation
 final class RunFlags: @unchecked Sendable {
     private let lock = NSLock()
     private var interrupted = false
-    private var fatalError: CacheError?
+    private var fatalError: ImgWarmError?
 
     func interrupt() {
         lock.lock()
@@ -20,13 +20,13 @@ final class RunFlags: @unchecked Sendable {
         return interrupted
     }
 
-    func setFatal(_ e: CacheError) {
+    func setFatal(_ e: ImgWarmError) {
         lock.lock()
         if fatalError == nil { fatalError = e }
         lock.unlock()
     }
 
-    var fatal: CacheError? {
+    var fatal: ImgWarmError? {
         lock.lock()
         defer { lock.unlock() }
         return fatalError

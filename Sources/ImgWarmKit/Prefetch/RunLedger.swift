@@ -3,7 +3,7 @@ import Foundation
 /// Results of every entry plus running totals, shared by the feeding
 /// thread, the validation workers and the progress printer.
 // @unchecked Sendable: every mutable field only under `lock`.
-public final class RunLedger: @unchecked Sendable {
+public final class RunLedger: RunTotals, @unchecked Sendable {
     private let lock = NSLock()
     private var results: [EntryResult]
     /// One-line reasons of failures, by entry index.
@@ -128,16 +128,7 @@ public final class RunLedger: @unchecked Sendable {
         mediaCodes[index] = code | (facts.variesOnAccept ? Self.variesBit : 0)
     }
 
-    public struct Snapshot: Sendable {
-        public var counts: [Outcome: Int]
-        public var errors: [EntryError: Int]
-        public var bytesDownloaded: UInt64
-        public var bytesTotal: UInt64
-        public var total: Int
-        public var elapsed: Double
-        public var done: Int { counts.filter { $0.key != .pending }.values.reduce(0, +) }
-        public subscript(_ o: Outcome) -> Int { counts[o] ?? 0 }
-    }
+    public typealias Snapshot = RunSnapshot
 
     public func snapshot() -> Snapshot {
         lock.lock()

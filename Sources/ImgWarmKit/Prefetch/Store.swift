@@ -10,7 +10,7 @@ public protocol CacheStore: AnyObject, Sendable {
     /// name differs. Whatever is at the name is replaced, so the name holds
     /// `bytes` when this returns. `likelyNew`: the name was not looked up
     /// (a cache empty at the start) and is most likely free. Throws
-    /// `CacheError`.
+    /// `ImgWarmError`.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
                likelyNew: Bool) throws
     /// `store` with what the response said (Coil 3's metadata, flutter's
@@ -101,10 +101,10 @@ final class GatedStore: Sendable {
                                 response: response)
             }
             return .stored
-        } catch let error as CacheError {
+        } catch let error as ImgWarmError {
             return .failed(error)
         } catch {
-            return .failed(CacheError(path: lookup.name.storedName, reason: "\(error)"))
+            return .failed(ImgWarmError.cache(path: lookup.name.storedName, reason: "\(error)"))
         }
     }
 }

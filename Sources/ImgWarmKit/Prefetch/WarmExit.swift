@@ -8,12 +8,15 @@ public enum ExitStatus {
     public static let entriesFailed: Int32 = 1
     public static let usage: Int32 = 2
     public static let cacheUnusable: Int32 = 3
+    /// imgwarm itself could not run: libcurl would not start, or an error
+    /// it does not expect. Never 1, which says entries failed.
+    public static let internalFailure: Int32 = 4
 }
 
 /// What a finished `warm` run's exit status is decided on.
 public struct WarmEnding: Sendable {
     /// The cache became unusable (disk full, not writable): the run stopped.
-    public var fatal: CacheError?
+    public var fatal: ImgWarmError?
     /// The first SIGINT or SIGTERM received, if any.
     public var signal: Int32?
     /// Distinct entries of this run (this shard's), and entries left to
@@ -34,7 +37,7 @@ public struct WarmEnding: Sendable {
     public var done: Int
     public var total: Int
 
-    public init(fatal: CacheError? = nil, signal: Int32? = nil, uniqueCount: Int, outsideShard: Int = 0,
+    public init(fatal: ImgWarmError? = nil, signal: Int32? = nil, uniqueCount: Int, outsideShard: Int = 0,
                 hadProblems: Bool = false, failed: Int = 0, blocked: Int = 0, maxFailures: Int = 0, reportWriteFailed: Bool = false,
                 done: Int = 0, total: Int = 0) {
         self.fatal = fatal
@@ -70,8 +73,8 @@ public struct WarmExit: Equatable, Sendable {
     /// missing from the cache), else success.
     public static func decide(_ e: WarmEnding) -> WarmExit {
         if let fatal = e.fatal {
-            return WarmExit(status: ExitStatus.cacheUnusable, message: fatal.isDiskFull
-                ? "\(fatal.path): disk full; stopped (files already written are intact)" : fatal.description)
+            return WarmExit(status: fatal.exitStatus, message: fatal.isDiskFull
+                ? "\(fatal.path ?? ""): disk full; stopped (files already written are intact)" : fatal.description)
         }
         if let sig = e.signal {
             return WarmExit(status: 128 + sig, message:

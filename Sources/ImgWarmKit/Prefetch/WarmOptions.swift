@@ -12,6 +12,9 @@ public struct WarmOptions: Sendable {
     /// Entries handed to the engine and not yet finished, at most; keeps
     /// memory bounded by concurrency, not by the manifest.
     public var pipelineDepth = 64
+    /// Entries that must finish before a sleeping feeder is woken
+    /// (`FeedWindow`); nil: half of `pipelineDepth`.
+    public var pipelineWakeBatch: Int?
     /// Validation workers (off the network thread).
     public var validationWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
     public init() {}

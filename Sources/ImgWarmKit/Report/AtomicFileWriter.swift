@@ -48,26 +48,26 @@ public final class AtomicFileWriter {
         let folderPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         if name.isEmpty || name == "." || name == ".." {
-            throw CacheError(path: path, reason: "cannot write: not a file name", errno: EISDIR)
+            throw ImgWarmError.cache(path: path, reason: "cannot write: not a file name", errno: EISDIR)
         }
         // The folder as the user named it (links in it followed, as any
         // program given a path does); every name in it by descriptor.
         folder = imgwarm_open_folder(folderPath)
         if folder < 0 {
-            throw CacheError(path: path, reason: "cannot write: \(errnoString(-folder))", errno: -folder)
+            throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(-folder))", errno: -folder)
         }
         var opened: Int32 = -1
         var candidate = ""
         var e: Int32 = 0
         for _ in 0..<8 {
-            candidate = "." + name + ".tmp-" + DiskCache.hex16(UInt64.random(in: 0...UInt64.max))
+            candidate = "." + name + ".tmp-" + FixedHex.digits16(UInt64.random(in: 0...UInt64.max))
             opened = openat(folder, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             e = errno
             if opened >= 0 || e != EEXIST { break }
         }
         if opened < 0 {
             close(folder)
-            throw CacheError(path: path, reason: "cannot write: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(e))", errno: e)
         }
         tempName = candidate
         fd = opened

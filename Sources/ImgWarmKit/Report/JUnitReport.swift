@@ -21,7 +21,7 @@ extension RunReport {
         }
         let w = try AtomicFileWriter(path: path)
         let total = suites.values.reduce(Suite()) { Suite(tests: $0.tests + $1.tests, failures: $0.failures + $1.failures, skipped: $0.skipped + $1.skipped, ms: $0.ms + $1.ms) }
-        let seconds = ledger.snapshot().elapsed
+        let seconds = totals.snapshot().elapsed
         w.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
         w.write("<testsuites name=\"imgwarm\" tests=\"\(total.tests)\" failures=\"\(total.failures)\" errors=\"0\" skipped=\"\(total.skipped)\" time=\"\(String(format: "%.3f", seconds))\">\n")
         var current: String?
@@ -67,7 +67,7 @@ extension RunReport {
     /// A blocked entry's failure message and body: when it failed before,
     /// why, and how to fetch it again.
     func blockedText(_ row: Row) -> (String, String) {
-        let earlier = row.url.flatMap { earlierFailures[StateStore.storedForm($0)] }
+        let earlier = row.url.flatMap(earlierFailure)
         var why = "failed in an earlier run"
         var body = "outcome: blocked\n"
         if let earlier {

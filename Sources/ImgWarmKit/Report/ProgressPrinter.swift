@@ -19,7 +19,7 @@ public final class ProgressPrinter: @unchecked Sendable {
     }
 
     private let mode: Mode
-    private let ledger: RunLedger
+    private let ledger: any RunTotals
     private var timer: DispatchSourceTimer?
     private let lock = NSLock()
     private var barVisible = false
@@ -33,7 +33,7 @@ public final class ProgressPrinter: @unchecked Sendable {
     /// set before `start`.
     public var engineStatus: (@Sendable () -> String)?
 
-    public init(mode: Mode, ledger: RunLedger, lineInterval: Double = 5) {
+    public init(mode: Mode, ledger: any RunTotals, lineInterval: Double = 5) {
         if mode == .auto {
             self.mode = isatty(ErrorOutput.fd) == 1 ? .bar : .lines
         } else {
@@ -141,7 +141,7 @@ public final class ProgressPrinter: @unchecked Sendable {
     private func engineText() -> String { engineStatus.map { " | " + $0() } ?? "" }
 
     /// `1234/5000 24% | 1200 downloaded, 30 cached, 4 failed | 45.2 MiB 12.1 MiB/s | ETA 31s`
-    public static func statusText(_ s: RunLedger.Snapshot) -> String {
+    public static func statusText(_ s: RunSnapshot) -> String {
         let done = s.done
         let pct = s.total == 0 ? 100 : done * 100 / s.total
         var parts = ["\(done)/\(s.total) \(pct)%"]
@@ -171,7 +171,7 @@ public final class ProgressPrinter: @unchecked Sendable {
     }
 
     /// The end-of-run summary: counts per outcome, bytes, elapsed, rate.
-    public static func summary(_ s: RunLedger.Snapshot, dryRun: Bool = false) -> String {
+    public static func summary(_ s: RunSnapshot, dryRun: Bool = false) -> String {
         var lines: [String] = []
         let counts = Outcome.allCases.filter { $0 != .pending && s[$0] > 0 }.map { o -> String in
             var name = o.name
@@ -219,23 +219,5 @@ extension ProgressPrinter {
             c.properties.isAlphabetic || ("0"..."9").contains(c) || "-_./=:,+@%".unicodeScalars.contains(c)
         }
         return plain && !word.isEmpty ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
-
-    /// What `warm -v` adds to a downloaded entry's line:
-    /// ` (webp 300x200, 5 frames, image/webp, Vary: Accept)`. `Vary: Accept`
-    /// is named because the app, sending its own Accept header, may get
-    /// another format than the one cached (docs/commands.md, Accept).
-    public static func entryDetails(format: ImageFormat?, dimensions: (Int, Int)?, frames: Int?,
-                                    response: ResponseFacts?) -> String {
-        var parts: [String] = []
-        if let format {
-            var image = format.rawValue
-            if let (w, h) = dimensions { image += " \(w)x\(h)" }
-            parts.append(image)
-            if let frames, frames != 1 { parts.append("\(frames) frames") }
-        }
-        if let type = response?.contentType { parts.append(type) }
-        if response?.variesOnAccept == true { parts.append("Vary: Accept") }
-        return parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")"
     }
 }

@@ -6,8 +6,8 @@ extension RunReport {
     /// success timestamp is carried over from the previous file when this
     /// run did not succeed, so an alert on its age sees the truth.
     public func writePrometheus(to path: String, succeeded: Bool) throws {
-        let snap = ledger.snapshot()
-        let label = "cache=\(Prometheus.label(cache.directory))"
+        let snap = totals.snapshot()
+        let label = "cache=\(Prometheus.label(cacheDirectory))"
         var out = ""
         func metric(_ name: String, _ help: String, _ type: String, _ samples: [(String, String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"

@@ -3,22 +3,29 @@ import Foundation
 /// Everything about a finished run that reports are made of: one row per
 /// manifest entry (usable or not), in manifest order, and the totals.
 public struct RunReport {
-    public let plan: WarmPlan
-    public let ledger: RunLedger
-    public let cache: DiskCache
+    /// The rows, in manifest order (Warm joins its plan, its ledger and the
+    /// cache's names into them).
+    public let rows: any RunRows
+    public let totals: any RunTotals
+    /// The cache folder (the metrics' label).
+    public let cacheDirectory: String
     public let dryRun: Bool
     /// Each host's traffic (`Downloader.hostFigures()`); empty on a dry run.
     public var hosts: [HostFigures] = []
     /// The run did not verify TLS certificates (`--insecure`): the JSON
     /// report says so at its top level.
     public var insecure = false
+    /// When and why a blocked entry's URL failed before (the failed-URL
+    /// list's row, JUnit); nil when not known.
+    public var earlierFailure: (String) -> EarlierFailure? = { _ in nil }
     /// The bodies' memory and spill figures (`"bodies"`); nil in a dry run.
     public var bodies: BodyFigures?
 
     /// What the bodies of a run held: the budget (`--memory` less
     /// `--decode-memory`), the most charged at once, the transfers that
-    /// paused for want of it, and what went to spill files (`mode`: "disk", "memory-filesystem"
-    /// when `.imgwarm/tmp` is on tmpfs, "unsupported" without O_TMPFILE).
+    /// paused for want of it, and what went to spill files (`spill`:
+    /// "disk", "memory-filesystem" when `.imgwarm/tmp` is on tmpfs,
+    /// "unsupported" without O_TMPFILE, "none").
     public struct BodyFigures: Sendable, Equatable {
         public var memoryLimit: Int
         public var memoryPeak: Int
@@ -27,25 +34,38 @@ public struct RunReport {
         public var spillThreshold: Int
         public var spilled: Int
         public var spilledBytes: Int
-        public init(memory: BodyMemory, spill: BodySpill?) {
-            memoryLimit = memory.limit
-            memoryPeak = memory.figures.peak
-            memoryPausedTransfers = memory.pausedTransfers
-            self.spill = spill?.mode ?? "none"
-            spillThreshold = spill?.threshold ?? 0
-            spilled = spill?.figures.bodies ?? 0
-            spilledBytes = spill?.figures.bytes ?? 0
+        public init(memoryLimit: Int, memoryPeak: Int, memoryPausedTransfers: Int, spill: String, spillThreshold: Int,
+                    spilled: Int, spilledBytes: Int) {
+            self.memoryLimit = memoryLimit
+            self.memoryPeak = memoryPeak
+            self.memoryPausedTransfers = memoryPausedTransfers
+            self.spill = spill
+            self.spillThreshold = spillThreshold
+            self.spilled = spilled
+            self.spilledBytes = spilledBytes
         }
     }
-    /// The failed-URL list's rows by `StateStore.storedForm` of the URL:
-    /// when and why a blocked entry failed before (JUnit).
-    public var earlierFailures: [String: StateStore.FailedURL] = [:]
 
-    public init(plan: WarmPlan, ledger: RunLedger, cache: DiskCache, dryRun: Bool = false) {
-        self.plan = plan
-        self.ledger = ledger
-        self.cache = cache
+    public init(rows: any RunRows, totals: any RunTotals, cacheDirectory: String, dryRun: Bool = false) {
+        self.rows = rows
+        self.totals = totals
+        self.cacheDirectory = cacheDirectory
         self.dryRun = dryRun
+    }
+
+    /// A row of the failed-URL list, as a blocked entry's JUnit failure
+    /// tells it.
+    public struct EarlierFailure: Sendable {
+        public var failedAt: Double
+        public var errorClass: String
+        public var status: Int?
+        public var reason: String
+        public init(failedAt: Double, errorClass: String, status: Int?, reason: String) {
+            self.failedAt = failedAt
+            self.errorClass = errorClass
+            self.status = status
+            self.reason = reason
+        }
     }
 
     /// One report row.
@@ -73,51 +93,36 @@ public struct RunReport {
         /// The manifest text had characters the app's `URL(string:)`
         /// percent-encodes (or a non-ASCII host): `url` is the encoded URL.
         public var reencoded = false
+
+        public init(url: String?, key: String?, file: String?, outcome: String, error: String?, status: Int?,
+                    bytes: Int, format: String?, width: Int?, height: Int?, frames: Int?, contentType: String?,
+                    attempts: Int, milliseconds: Int, source: String, reason: String?, manifest: String,
+                    reencoded: Bool = false) {
+            self.url = url
+            self.key = key
+            self.file = file
+            self.outcome = outcome
+            self.error = error
+            self.status = status
+            self.bytes = bytes
+            self.format = format
+            self.width = width
+            self.height = height
+            self.frames = frames
+            self.contentType = contentType
+            self.attempts = attempts
+            self.milliseconds = milliseconds
+            self.source = source
+            self.reason = reason
+            self.manifest = manifest
+            self.reencoded = reencoded
+        }
     }
 
     /// Calls `body` for each row: entries and unusable lines, by manifest
     /// and line number.
     public func forEachRow(_ body: (Row) throws -> Void) rethrows {
-        var problemIndex = 0
-        let problems = plan.problems.sorted { ($0.source.fileIndex, $0.source.line) < ($1.source.fileIndex, $1.source.line) }
-        func emitProblems(before source: ManifestSource?) throws {
-            while problemIndex < problems.count {
-                let p = problems[problemIndex]
-                if let s = source, (p.source.fileIndex, p.source.line) > (s.fileIndex, s.line) { return }
-                try body(Row(url: nil, key: nil, file: nil, outcome: "failed", error: "invalid-url", status: nil, bytes: 0,
-                             format: nil, width: nil, height: nil, frames: nil, contentType: nil, attempts: 0, milliseconds: 0,
-                             source: plan.describe(p.source), reason: p.reason, manifest: manifestName(p.source)))
-                problemIndex += 1
-            }
-        }
-        for index in 0..<plan.count {
-            let source = plan.source(index)
-            try emitProblems(before: source)
-            let winner = plan.duplicate(of: index) ?? index
-            let r = ledger.result(index)
-            let wr = winner == index ? r : ledger.result(winner)
-            let key = plan.key(index)
-            // The key is the URL itself for nearly every entry: redacted once.
-            let url = plan.url(index), shownURL = Redaction.url(url)
-            var file: String?
-            // The name from the plan's MD5: the report hashes no key again.
-            if wr.fileExists {
-                file = cache.existingPath(for: plan.entryName(index, in: cache))
-            } else if r.outcome == .wouldDownload {
-                file = cache.path(for: plan.entryName(index, in: cache))
-            }
-            let outcome = r.outcome == .pending ? "skipped" : r.outcome.name
-            let dims = ledger.dimensions(winner)
-            try body(Row(
-                url: shownURL, key: key == url ? shownURL : Redaction.url(key), file: file,
-                outcome: outcome, error: r.error.name, status: r.status == 0 ? nil : Int(r.status),
-                bytes: Int(wr.bytes), format: wr.format?.rawValue,
-                width: dims?.0, height: dims?.1, frames: ledger.frames(winner),
-                contentType: ledger.response(winner)?.contentType,
-                attempts: Int(r.attempts), milliseconds: Int(r.milliseconds), source: plan.describe(source),
-                reason: ledger.reason(index), manifest: manifestName(source), reencoded: plan.reencoded(index)))
-        }
-        try emitProblems(before: nil)
+        try rows.forEachRow(body)
     }
 
     /// `{"host": ..., "requests": 812, "throttled_responses": 3, "rate_cuts": 1,
@@ -131,11 +136,6 @@ public struct RunReport {
             + ", \"throttled_rate\": \(num(h.throttledRate)), \"lowest_rate\": \(num(h.lowestRate))"
             + ", \"concurrency_limit\": \(int(h.concurrencyLimit)), \"peak_concurrency_limit\": \(int(h.peakConcurrencyLimit))"
             + ", \"peak_in_flight\": \(h.peakInFlight)}"
-    }
-
-    private func manifestName(_ s: ManifestSource) -> String {
-        let p = s.fileIndex < plan.manifestPaths.count ? plan.manifestPaths[s.fileIndex] : "?"
-        return p == "-" ? "<stdin>" : p
     }
 
     /// `--report FILE`: `{"entries": [...], "totals": {...}}`.
@@ -157,7 +157,7 @@ public struct RunReport {
             s += ", \"reencoded\": \(row.reencoded)}"
             w.write(s)
         }
-        let snap = ledger.snapshot()
+        let snap = totals.snapshot()
         w.write(first ? "],\n" : "\n  ],\n")
         w.write("  \"hosts\": [" + hosts.map { "\n    " + Self.json($0) }.joined(separator: ",") + (hosts.isEmpty ? "],\n" : "\n  ],\n"))
         if let b = bodies {
@@ -177,4 +177,9 @@ public struct RunReport {
         w.write(totals)
         try w.commit()
     }
+}
+
+/// The rows of a run's report, in manifest order.
+public protocol RunRows {
+    func forEachRow(_ body: (RunReport.Row) throws -> Void) rethrows
 }

@@ -29,12 +29,12 @@ enum FileIO {
         if close(fd) != 0 && error == 0 { error = errno }
         if error != 0 {
             unlinkat(temp.dir, temp.name, 0)
-            throw CacheError(path: finalPath(), reason: "write failed: \(errnoString(error))", errno: error)
+            throw ImgWarmError.cache(path: finalPath(), reason: "write failed: \(errnoString(error))", errno: error)
         }
         if renameat(temp.dir, temp.name, final.dir, final.name) != 0 {
             let e = errno
             unlinkat(temp.dir, temp.name, 0)
-            throw CacheError(path: finalPath(), reason: "rename failed: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: finalPath(), reason: "rename failed: \(errnoString(e))", errno: e)
         }
     }
 }

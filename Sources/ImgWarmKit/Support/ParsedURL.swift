@@ -79,7 +79,7 @@ public struct ParsedURL: Sendable, Equatable {
             // Already valid RFC 3986: URL(string:) would give it back as is.
             let scheme = String(decoding: bytes[syntax.scheme], as: UTF8.self).lowercased()
             guard scheme == "http" || scheme == "https" else {
-                return .failure(Problem(reason: "unsupported scheme '\(ManifestReader.clip(scheme))' (only http and https)"))
+                return .failure(Problem(reason: "unsupported scheme '\(TerminalText.clip(scheme))' (only http and https)"))
             }
             absolute = text
         } else {
@@ -88,7 +88,7 @@ public struct ParsedURL: Sendable, Equatable {
             }
             guard let scheme = url.scheme?.lowercased() else { return .failure(Problem(reason: "not a URL")) }
             guard scheme == "http" || scheme == "https" else {
-                return .failure(Problem(reason: "unsupported scheme '\(ManifestReader.clip(scheme))' (only http and https)"))
+                return .failure(Problem(reason: "unsupported scheme '\(TerminalText.clip(scheme))' (only http and https)"))
             }
             guard let host = url.host, !host.isEmpty else { return .failure(Problem(reason: "URL has no host")) }
             absolute = url.absoluteString

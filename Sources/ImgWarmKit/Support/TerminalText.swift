@@ -10,6 +10,25 @@
 /// reorder what a terminal shows, "Trojan Source") become `\u{NNNN}`.
 /// Everything else, non-ASCII letters included, is kept.
 public enum TerminalText {
+    /// Manifest and report text quoted in a message: at most `max` characters, and
+    /// control characters (C0, DEL, C1) written as `\u{1B}`, so that a
+    /// manifest line cannot send terminal escape sequences or forge extra
+    /// lines through imgwarm's stderr (found by scripts/fuzz.sh).
+    static func clip(_ s: String, _ max: Int = 80) -> String {
+        var out = ""
+        var count = 0
+        for scalar in s.unicodeScalars {
+            if count == max { return out + "…" }
+            count += 1
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     /// `text` escaped as described above.
     public static func escaped(_ text: String) -> String {
         // Fast path: printable ASCII, nearly every line.

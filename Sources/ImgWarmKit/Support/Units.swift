@@ -3,10 +3,6 @@ import Foundation
 /// Sizes, rates and durations as users type them: `500M`, `2GiB`, `7d`.
 /// The one unit table of every option (docs/cli-contract.md, Units).
 public enum Units {
-    public struct ParseError: Error, CustomStringConvertible, Sendable {
-        public let description: String
-    }
-
     /// Size units as curl reads them (`--max-filesize`, `--limit-rate`):
     /// a bare letter is a power of 1024, as is the IEC `KiB`; only a unit
     /// spelled with a `B` after the SI letter (`kB`, `MB`) is a power of
@@ -31,17 +27,17 @@ public enum Units {
         let t = text.trimmingWhitespace()
         let (number, suffix) = splitNumber(t)
         guard !number.isEmpty, let value = Double(number), value.isFinite, value >= 0 else {
-            throw ParseError(description: "invalid size '\(text)': expected a number of bytes with an optional unit (k, M, G, T or KiB, MiB, GiB, TiB: powers of 1024; kB, MB, GB, TB: powers of 1000), e.g. 500M or 2GB")
+            throw ImgWarmError.usage("invalid size '\(text)': expected a number of bytes with an optional unit (k, M, G, T or KiB, MiB, GiB, TiB: powers of 1024; kB, MB, GB, TB: powers of 1000), e.g. 500M or 2GB")
         }
         guard let m = sizeUnits[suffix.lowercased()] else {
-            throw ParseError(description: "invalid size '\(text)': unknown unit '\(suffix)' (k, M, G, T or KiB, MiB, GiB, TiB are powers of 1024; kB, MB, GB, TB powers of 1000)")
+            throw ImgWarmError.usage("invalid size '\(text)': unknown unit '\(suffix)' (k, M, G, T or KiB, MiB, GiB, TiB are powers of 1024; kB, MB, GB, TB powers of 1000)")
         }
         let bytes = (value * Double(m)).rounded()
         guard bytes < 1.8e19 else {
-            throw ParseError(description: "invalid size '\(text)': too large")
+            throw ImgWarmError.usage("invalid size '\(text)': too large")
         }
         if suffix.isEmpty && number.contains(".") {
-            throw ParseError(description: "invalid size '\(text)': a byte count must be a whole number")
+            throw ImgWarmError.usage("invalid size '\(text)': a byte count must be a whole number")
         }
         return UInt64(bytes)
     }
@@ -54,11 +50,11 @@ public enum Units {
         let (number, suffix) = splitNumber(t)
         let hint = "use s, m or min, h, d or w: 1min for a minute, 30d for a month"
         guard !number.isEmpty, let value = Double(number), value.isFinite, value >= 0 else {
-            throw ParseError(description: "invalid duration '\(text)': expected a number with an optional unit (\(hint))")
+            throw ImgWarmError.usage("invalid duration '\(text)': expected a number with an optional unit (\(hint))")
         }
         guard suffix != "M", let m = durationUnits[suffix.lowercased()] else {
             let why = suffix == "M" ? "'M' could mean minutes or months" : "unknown unit '\(suffix)'"
-            throw ParseError(description: "invalid duration '\(text)': \(why) (\(hint))")
+            throw ImgWarmError.usage("invalid duration '\(text)': \(why) (\(hint))")
         }
         return value * m
     }

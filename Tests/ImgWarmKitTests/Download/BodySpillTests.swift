@@ -67,7 +67,8 @@ struct BodySpillTests {
     @Test func bodiesPastTheThresholdArriveInTheirFile() throws {
         let dir = makeTempDirectory("imgwarm-spill")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let spill = BodySpill(folder: try FolderHandle.open(dir, in: AT_FDCWD, path: dir, listing: true), threshold: 256 << 10)
+        let folder = try FolderHandle.open(dir, in: AT_FDCWD, path: dir, listing: true)
+        let spill = try #require(BodySpill(folder: folder.fd, path: dir, threshold: 256 << 10))
         #expect(spill.mode == "disk" || spill.mode == "memory-filesystem")
         let server = try TestHTTPServer.start()
         defer { server.shutdown() }
@@ -98,7 +99,8 @@ struct BodySpillTests {
     /// EOPNOTSUPP): the body stays in memory, whole, and spilling is off
     /// for the rest of the run.
     @Test func withoutOTmpfileABodyStaysInMemory() throws {
-        let spill = BodySpill(folder: try FolderHandle.open("/proc", in: AT_FDCWD, path: "/proc", listing: false), threshold: 256 << 10)
+        let folder = try FolderHandle.open("/proc", in: AT_FDCWD, path: "/proc", listing: false)
+        let spill = try #require(BodySpill(folder: folder.fd, path: "/proc", threshold: 256 << 10))
         try withServer(testConfiguration { $0.bodySpill = spill }) { server, downloader in
             let response = try #require(try fetch(downloader, server.url("/huge/3000000")).response)
             #expect(response.spilled == nil && response.body.count == 3_000_000)

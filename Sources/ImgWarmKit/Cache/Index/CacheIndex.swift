@@ -44,21 +44,6 @@ public struct StoredResponse: Sendable, Equatable {
         self.requestedAt = requestedAt
         self.receivedAt = receivedAt
     }
-
-    /// The facts of a response of `url` received now, `elapsed` seconds
-    /// after its request went out.
-    public static func received(_ response: DownloadResponse, url: String, now: Double) -> StoredResponse {
-        let received = Int64((now * 1000).rounded(.down))
-        var stored = StoredResponse(url: url, status: response.status, contentType: response.contentType, etag: response.etag,
-                                    lastModified: response.lastModified, cacheControl: response.cacheControl,
-                                    expires: response.expires, date: response.date, age: response.age,
-                                    requestedAt: received - Int64((max(0, response.elapsed) * 1000).rounded()),
-                                    receivedAt: received)
-        stored.headerFields = response.headerFields
-        stored.httpVersion = response.httpVersion
-        stored.tls = response.tls
-        return stored
-    }
 }
 
 /// The index a library keeps beside its files, for the layouts that have
@@ -70,7 +55,7 @@ public struct StoredResponse: Sendable, Equatable {
 /// has one.
 public protocol CacheIndex: AnyObject, Sendable {
     /// Reads the index, and with `writable` makes it when missing and
-    /// repairs what the library repairs on open. Throws `CacheError` for an
+    /// repairs what the library repairs on open. Throws `ImgWarmError` for an
     /// index the library would not read as this layout's (another app
     /// version or value count, a corrupt journal, another schema): such a
     /// folder is not overwritten.

@@ -114,7 +114,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                 let handle = try folders.root(create: writable)
                 folder = handle
                 folderFD = handle.fd
-            } catch let error as CacheError where error.errno == ENOENT && !writable {
+            } catch let error as ImgWarmError where error.errno == ENOENT && !writable {
                 loaded = true  // no folder: an empty cache
                 return
             }
@@ -124,7 +124,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         // be read from, and appended to, a file anywhere.
         for name in [Self.journalName, Self.backupName] {
             if let reason = IndexFolders.notARegularFile(name, in: folderFD) {
-                throw CacheError(path: directory + "/" + name, reason: reason, errno: ELOOP)
+                throw ImgWarmError.cache(path: directory + "/" + name, reason: reason, errno: ELOOP)
             }
         }
         // Another user's journal, backup or rebuild in a folder others may
@@ -181,14 +181,14 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         return fstatat(folderFD, name, &st, AT_SYMLINK_NOFOLLOW) == 0
     }
 
-    private func failure(_ name: String, _ what: String, _ e: Int32 = errno) -> CacheError {
-        CacheError(path: directory + "/" + name, reason: "\(what): \(errnoString(e))", errno: e)
+    private func failure(_ name: String, _ what: String, _ e: Int32 = errno) -> ImgWarmError {
+        ImgWarmError.cache(path: directory + "/" + name, reason: "\(what): \(errnoString(e))", errno: e)
     }
 
     /// The one-line refusal when a link (or another non-file) took `name`
     /// since the check at open, else `error`.
-    private func refusedOr(_ name: String, _ error: CacheError) -> CacheError {
-        IndexFolders.notARegularFile(name, in: folderFD).map { CacheError(path: directory + "/" + name, reason: $0, errno: ELOOP) } ?? error
+    private func refusedOr(_ name: String, _ error: ImgWarmError) -> ImgWarmError {
+        IndexFolders.notARegularFile(name, in: folderFD).map { ImgWarmError.cache(path: directory + "/" + name, reason: $0, errno: ELOOP) } ?? error
     }
 
     private func readJournal(_ name: String) throws -> DiskLruJournal.Contents {
@@ -212,7 +212,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         do {
             return try journal.parse(bytes)
         } catch let corrupt as DiskLruJournal.Corrupt {
-            throw CacheError(path: directory + "/" + name,
+            throw ImgWarmError.cache(path: directory + "/" + name,
                              reason: "\(corrupt.description); not a journal imgwarm acts on under --layout \(layoutName): "
                                 + "nothing deleted, nothing rewritten (the library would delete the whole folder)")
         }
@@ -373,7 +373,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                       keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
         let key = key(of: name)
         guard DiskLruJournal.isValidKey(key) else {
-            throw CacheError(path: directory + "/" + name.storedName, reason: "not a DiskLruCache key ([a-z0-9_-]{1,120})", errno: EINVAL)
+            throw ImgWarmError.cache(path: directory + "/" + name.storedName, reason: "not a DiskLruCache key ([a-z0-9_-]{1,120})", errno: EINVAL)
         }
         let meta = journal.valueCount > 1 ? metadata(response) : []
         // The cache folder is open (and the journal read) before any byte
@@ -403,7 +403,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                 lengths.append(Int64(meta.count))
             }
             if Glibc.close(fd) != 0 && e == 0 { e = errno }
-            if e != 0 { throw CacheError(path: directory + "/\(key).\(i)", reason: "write failed: \(errnoString(e))", errno: e) }
+            if e != 0 { throw ImgWarmError.cache(path: directory + "/\(key).\(i)", reason: "write failed: \(errnoString(e))", errno: e) }
         }
 
         lock.lock()
@@ -424,7 +424,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
             // the link itself, never where it points).
             for (i, temp) in temps.enumerated() {
                 guard let valueName = DiskLruJournal.valueFileName(key, i) else {
-                    throw CacheError(path: directory + "/" + key, reason: "not a DiskLruCache key ([a-z0-9_-]{1,120})", errno: EINVAL)
+                    throw ImgWarmError.cache(path: directory + "/" + key, reason: "not a DiskLruCache key ([a-z0-9_-]{1,120})", errno: EINVAL)
                 }
                 let e = remover.rename(temp.name, in: temp.folder.fd, to: valueName, in: folderFD)
                 if e != 0 {
@@ -433,9 +433,9 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                     try? append(Array(DiskLruJournal.removeLine(key).utf8))
                     contents.entries[key] = nil
                     if e == EISDIR || e == ENOTEMPTY || e == EEXIST {
-                        throw CacheError(path: directory + "/\(key).\(i)", reason: "a folder is at the entry's name; imgwarm does not replace it", errno: e)
+                        throw ImgWarmError.cache(path: directory + "/\(key).\(i)", reason: "a folder is at the entry's name; imgwarm does not replace it", errno: e)
                     }
-                    throw CacheError(path: directory + "/\(key).\(i)", reason: "rename failed: \(errnoString(e))", errno: e)
+                    throw ImgWarmError.cache(path: directory + "/\(key).\(i)", reason: "rename failed: \(errnoString(e))", errno: e)
                 }
             }
             temps.removeAll()
@@ -455,7 +455,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     public func removeEntry(imagePath path: String) throws {
         let key = String(Self.key(ofFileName: Substring(path.split(separator: "/").last ?? "")))
         guard DiskLruJournal.isValidKey(key) else {
-            throw CacheError(path: path, reason: "not a DiskLruCache value file (<key>.<n>); left as it is", errno: EINVAL)
+            throw ImgWarmError.cache(path: path, reason: "not a DiskLruCache value file (<key>.<n>); left as it is", errno: EINVAL)
         }
         lock.lock()
         defer { lock.unlock() }
@@ -534,17 +534,17 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     /// The limit a prune trims to: `--max-size`, else the library's default.
     static func sizeLimit(_ options: PruneOptions, defaultMaxSize: UInt64, layout: String) throws -> Int64 {
         if options.maxAge != nil {
-            throw PruneOptions.Invalid(description: "--max-age has no meaning under --layout \(layout): DiskLruCache evicts by size only, least recently used first")
+            throw ImgWarmError.usage("--max-age has no meaning under --layout \(layout): DiskLruCache evicts by size only, least recently used first")
         }
         if options.expireType != nil || options.trimRatio != nil {
-            throw PruneOptions.Invalid(description: "--expire-type and --trim-ratio have no meaning under --layout \(layout): DiskLruCache trims least recently used entries (journal order) until the size is at most --max-size")
+            throw ImgWarmError.usage("--expire-type and --trim-ratio have no meaning under --layout \(layout): DiskLruCache trims least recently used entries (journal order) until the size is at most --max-size")
         }
         if options.maxObjects != nil {
-            throw PruneOptions.Invalid(description: "--max-objects has no meaning under --layout \(layout): DiskLruCache limits the size only")
+            throw ImgWarmError.usage("--max-objects has no meaning under --layout \(layout): DiskLruCache limits the size only")
         }
         let limit = options.maxSize ?? defaultMaxSize
         // `experimentalOpen`: "maxSize <= 0" is refused.
-        if limit == 0 { throw PruneOptions.Invalid(description: "--max-size must be above 0 under --layout \(layout)") }
+        if limit == 0 { throw ImgWarmError.usage("--max-size must be above 0 under --layout \(layout)") }
         return Int64(clamping: limit)
     }
 }

@@ -71,7 +71,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         let root: FolderHandle
         do {
             root = try folders.root(create: writable)
-        } catch let error as CacheError where error.errno == ENOENT && !writable {
+        } catch let error as ImgWarmError where error.errno == ENOENT && !writable {
             loaded = true  // no folder: an empty cache
             return
         }
@@ -82,7 +82,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         let sideNames = [dbName, dbName + "-journal", dbName + "-wal", dbName + "-shm"]
         for name in sideNames {
             if let reason = IndexFolders.notARegularFile(name, in: root.fd) {
-                throw CacheError(path: directory + "/" + name, reason: reason, errno: ELOOP)
+                throw ImgWarmError.cache(path: directory + "/" + name, reason: reason, errno: ELOOP)
             }
         }
         // Another user's database (or a side file SQLite would replay into
@@ -100,7 +100,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             if fd >= 0 {
                 Glibc.close(fd)
             } else if errno != EEXIST {
-                throw CacheError(path: databasePath, reason: "cannot create: \(errnoString(errno))", errno: errno)
+                throw ImgWarmError.cache(path: databasePath, reason: "cannot create: \(errnoString(errno))", errno: errno)
             } else {
                 try IndexTrust.require(sideNames, in: root, directory: directory)
             }
@@ -131,12 +131,12 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
                     return
                 }
                 guard version == 3 else {
-                    throw CacheError(path: self.databasePath, reason: "database of schema version \(version), not flutter_cache_manager's 3; left as it is")
+                    throw ImgWarmError.cache(path: self.databasePath, reason: "database of schema version \(version), not flutter_cache_manager's 3; left as it is")
                 }
                 let names = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('cacheObject')")
                 let missing = Self.columns.filter { !names.contains($0) }
                 if !missing.isEmpty {
-                    throw CacheError(path: self.databasePath, reason: "no cacheObject table with \(missing.joined(separator: ", ")); not flutter_cache_manager's database, left as it is")
+                    throw ImgWarmError.cache(path: self.databasePath, reason: "no cacheObject table with \(missing.joined(separator: ", ")); not flutter_cache_manager's database, left as it is")
                 }
                 // Every row is checked before any is acted on: a row with a
                 // NULL or a path where a file name belongs refuses the
@@ -156,10 +156,10 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
                 try q.read { try check($0) }
             }
             queue = q
-        } catch let error as CacheError {
+        } catch let error as ImgWarmError {
             throw error
         } catch {
-            throw CacheError(path: databasePath, reason: "\(error)")
+            throw ImgWarmError.cache(path: databasePath, reason: "\(error)")
         }
         if writable {
             filesHandle = try DiskCache.makeFolder(FlutterLayout.storeKey, in: root.fd, path: filesDirectory)
@@ -211,9 +211,9 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         }
     }
 
-    /// `CacheError` naming the database and the row.
-    private func refusal(_ refused: FlutterCacheRow.Refused) -> CacheError {
-        CacheError(path: databasePath, reason: "\(refused.description); a row imgwarm does not act on: nothing deleted, nothing written",
+    /// `ImgWarmError` naming the database and the row.
+    private func refusal(_ refused: FlutterCacheRow.Refused) -> ImgWarmError {
+        ImgWarmError.cache(path: databasePath, reason: "\(refused.description); a row imgwarm does not act on: nothing deleted, nothing written",
                    errno: EINVAL)
     }
 
@@ -303,7 +303,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         var e = write(fd, bytes)
         if Glibc.close(fd) != 0 && e == 0 { e = errno }
         defer { _ = remover.unlink(tempName, in: tempFolder.fd) }  // gone once renamed
-        if e != 0 { throw CacheError(path: filesDirectory + "/" + relativePath, reason: "write failed: \(errnoString(e))", errno: e) }
+        if e != 0 { throw ImgWarmError.cache(path: filesDirectory + "/" + relativePath, reason: "write failed: \(errnoString(e))", errno: e) }
 
         lock.lock()
         if !writable {
@@ -311,7 +311,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         }
         guard let queue = self.queue, var files = filesHandle else {
             lock.unlock()
-            throw CacheError(path: databasePath, reason: "the database is not open")
+            throw ImgWarmError.cache(path: databasePath, reason: "the database is not open")
         }
         lock.unlock()
         let final = filesDirectory + "/" + relativePath
@@ -333,15 +333,15 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
                             return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced)
                         }
                     }
-                    throw CacheError(path: final, reason: "rename failed: \(errnoString(failed))", errno: failed)
+                    throw ImgWarmError.cache(path: final, reason: "rename failed: \(errnoString(failed))", errno: failed)
                 }
                 return try self.record(db, existing, key, relativePath, bytes.count, response, received, &replaced)
             }
-        } catch let error as CacheError {
+        } catch let error as ImgWarmError {
             throw error
         } catch {
             _ = remover.unlink(relativePath, in: files.fd)
-            throw CacheError(path: databasePath, reason: "\(error)")
+            throw ImgWarmError.cache(path: databasePath, reason: "\(error)")
         }
         if let replaced, replaced != relativePath { _ = FlutterCacheRow.removeFile(replaced, in: files.fd, remover: remover) }
     }
@@ -379,12 +379,12 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         }
         guard let queue = self.queue else {
             lock.unlock()
-            throw CacheError(path: databasePath, reason: "the database is not open")
+            throw ImgWarmError.cache(path: databasePath, reason: "the database is not open")
         }
         let files = filesHandle
         lock.unlock()
         guard IndexNames.isPlainEntryName(relativePath) else {
-            throw CacheError(path: path, reason: "not a flutter_cache_manager file name; left as it is", errno: EINVAL)
+            throw ImgWarmError.cache(path: path, reason: "not a flutter_cache_manager file name; left as it is", errno: EINVAL)
         }
         try queue.inTransaction(.immediate) { db in
             try db.execute(sql: "DELETE FROM cacheObject WHERE relativePath = ?", arguments: [relativePath])
@@ -410,15 +410,15 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     /// under `libCachedImageData/` that no row names (a killed run's) go too.
     public func prune(_ options: PruneOptions) throws -> IndexPruneResult {
         if options.maxSize != nil {
-            throw PruneOptions.Invalid(description: "--max-size has no meaning under --layout flutter: flutter_cache_manager limits the number of objects (--max-objects) and their age (--max-age)")
+            throw ImgWarmError.usage("--max-size has no meaning under --layout flutter: flutter_cache_manager limits the number of objects (--max-objects) and their age (--max-age)")
         }
         if options.expireType != nil || options.trimRatio != nil {
-            throw PruneOptions.Invalid(description: "--expire-type and --trim-ratio have no meaning under --layout flutter: it goes by each row's touched date")
+            throw ImgWarmError.usage("--expire-type and --trim-ratio have no meaning under --layout flutter: it goes by each row's touched date")
         }
         let stale = options.maxAge ?? FlutterLayout.defaultStalePeriod
-        if !(stale >= 0 && stale.isFinite) { throw PruneOptions.Invalid(description: "--max-age must be a duration of zero or more") }
+        if !(stale >= 0 && stale.isFinite) { throw ImgWarmError.usage("--max-age must be a duration of zero or more") }
         let capacity = options.maxObjects ?? FlutterLayout.defaultMaxObjects
-        if capacity < 0 { throw PruneOptions.Invalid(description: "--max-objects must be 0 or more") }
+        if capacity < 0 { throw ImgWarmError.usage("--max-objects must be 0 or more") }
         let now = (options.now ?? CachePruner.clockNow()) / 1_000_000
         var result = IndexPruneResult(layout: "flutter", dryRun: options.dryRun)
         try open(writable: !options.dryRun)

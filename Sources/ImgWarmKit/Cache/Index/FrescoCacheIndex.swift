@@ -39,7 +39,7 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         let root: FolderHandle
         do {
             root = try folders.root(create: writable)
-        } catch let error as CacheError where error.errno == ENOENT && !writable {
+        } catch let error as ImgWarmError where error.errno == ENOENT && !writable {
             return
         }
         if writable {
@@ -150,12 +150,12 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         let version = versionHandle
         lock.unlock()
         let target = versionPath + "/" + shard + "/" + name.storedName
-        if e != 0 { throw CacheError(path: target, reason: "write failed: \(errnoString(e))", errno: e) }
-        guard let version else { throw CacheError(path: versionPath, reason: "the version folder is missing") }
+        if e != 0 { throw ImgWarmError.cache(path: target, reason: "write failed: \(errnoString(e))", errno: e) }
+        guard let version else { throw ImgWarmError.cache(path: versionPath, reason: "the version folder is missing") }
         let folder = try DiskCache.makeFolder(shard, in: version.fd, path: versionPath + "/" + shard)
         if renameat(tempFolder.fd, tempName, folder.fd, name.storedName) != 0 {
             let e = errno
-            throw CacheError(path: target, reason: "rename failed: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: target, reason: "rename failed: \(errnoString(e))", errno: e)
         }
         renamed = true
     }
@@ -176,7 +176,7 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         lock.unlock()
         guard let version, let folder = try? FolderHandle.open(parts[0], in: version.fd, path: versionPath + "/" + parts[0], listing: false) else { return }
         if unlinkat(folder.fd, parts[1], 0) != 0 && errno != ENOENT {
-            throw CacheError(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
+            throw ImgWarmError.cache(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
         }
     }
 
@@ -223,10 +223,10 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
 
     func prune(_ options: PruneOptions) throws -> IndexPruneResult {
         if options.maxAge != nil || options.expireType != nil || options.trimRatio != nil || options.maxObjects != nil {
-            throw PruneOptions.Invalid(description: "--max-age, --expire-type, --trim-ratio and --max-objects have no meaning under --layout fresco: DiskStorageCache evicts by size only, oldest modification time first, down to 90% of --max-size")
+            throw ImgWarmError.usage("--max-age, --expire-type, --trim-ratio and --max-objects have no meaning under --layout fresco: DiskStorageCache evicts by size only, oldest modification time first, down to 90% of --max-size")
         }
         let limit = Int64(clamping: options.maxSize ?? FrescoLayout.defaultSizeLimit)
-        if limit == 0 { throw PruneOptions.Invalid(description: "--max-size must be above 0 under --layout fresco") }
+        if limit == 0 { throw ImgWarmError.usage("--max-size must be above 0 under --layout fresco") }
         try open(writable: false)
         lock.lock()
         let version = versionHandle
@@ -257,7 +257,7 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         for entry in plan {
             let path = versionPath + "/" + entry.shard + "/" + entry.name
             if !options.dryRun, let folder = shardHandles[entry.shard], unlinkat(folder.fd, entry.name, 0) != 0, errno != ENOENT {
-                throw CacheError(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
+                throw ImgWarmError.cache(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
             }
             result.removed.append(.init(path: path, bytes: entry.size, reason: "over the size limit"))
         }

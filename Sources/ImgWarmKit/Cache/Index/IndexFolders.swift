@@ -58,7 +58,7 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
         var folder = try temp()
         var again = false
         while true {
-            let name = DiskCache.tempPrefix + tag + DiskCache.hex16(imgwarm_unpredictable(tempCounter.next())) + ".tmp"
+            let name = DiskCache.tempPrefix + tag + FixedHex.digits16(imgwarm_unpredictable(tempCounter.next())) + ".tmp"
             let fd = openat(folder.fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 { return (folder, name, fd) }
             let e = errno
@@ -68,7 +68,7 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
                 folder = try temp(again: true)
                 continue
             }
-            throw CacheError(path: directory + "/.imgwarm/tmp/" + name, reason: "cannot create temp file: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: directory + "/.imgwarm/tmp/" + name, reason: "cannot create temp file: \(errnoString(e))", errno: e)
         }
     }
 

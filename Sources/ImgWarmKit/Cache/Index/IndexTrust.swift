@@ -59,7 +59,7 @@ enum IndexTrust {
     /// The same for a file already open (`fd`).
     static func require(opened fd: Int32, name: String, in folder: FolderHandle, directory: String) throws {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw CacheError(path: directory + "/" + name, reason: "cannot read: \(errnoString(errno))", errno: errno) }
+        guard fstat(fd, &st) == 0 else { throw ImgWarmError.cache(path: directory + "/" + name, reason: "cannot read: \(errnoString(errno))", errno: errno) }
         try require(owner: st.st_uid, links: UInt(st.st_nlink), name: name, in: folder, directory: directory)
     }
 
@@ -80,11 +80,11 @@ enum IndexTrust {
         if owner == me && links <= 1 { return }
         var folderStat = stat()
         guard fstat(folder.fd, &folderStat) == 0 else {
-            throw CacheError(path: directory, reason: "cannot read the folder's owner and mode: \(errnoString(errno))", errno: errno)
+            throw ImgWarmError.cache(path: directory, reason: "cannot read the folder's owner and mode: \(errnoString(errno))", errno: errno)
         }
         let mode = UInt32(folderStat.st_mode)
         if refusesLinks(links: links, folderMode: mode) {
-            throw CacheError(path: directory + "/" + name,
+            throw ImgWarmError.cache(path: directory + "/" + name,
                              reason: "has \(links) names (a hard link; its other name may be a file outside the cache) "
                                 + "in a folder other users may write (mode \(FolderHandle.octal(mode & 0o7777))); "
                                 + "imgwarm does not act on such an index (nothing read, nothing deleted; remove it)",
@@ -95,7 +95,7 @@ enum IndexTrust {
         let needsGroup = mode & UInt32(S_IWOTH) == 0 && mode & UInt32(S_IWGRP) != 0 && mode & UInt32(S_ISGID) != 0
         let member = needsGroup && isMember(owner, of: folderStat.st_gid)
         if !trusts(owner: owner, runningUser: me, folderMode: mode, ownerInFolderGroup: member) {
-            throw CacheError(path: directory + "/" + name,
+            throw ImgWarmError.cache(path: directory + "/" + name,
                              reason: untrustedReason(owner: owner, runningUser: me, folderMode: mode, folderGroup: folderStat.st_gid),
                              errno: EPERM)
         }

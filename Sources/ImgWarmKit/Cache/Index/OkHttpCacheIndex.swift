@@ -22,13 +22,13 @@ final class OkHttpCacheIndex: CacheIndex, @unchecked Sendable {
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?, keepExisting: Bool,
                write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
         guard var response else {
-            throw CacheError(path: lru.plannedPath(for: name), reason: "OkHttp's cache entry needs the response's headers")
+            throw ImgWarmError.cache(path: lru.plannedPath(for: name), reason: "OkHttp's cache entry needs the response's headers")
         }
         if let reason = OkHttpLayout.neverServed(response) {
-            throw CacheError(path: Redaction.url(response.url), reason: "not stored: \(reason)")
+            throw ImgWarmError.cache(path: Redaction.url(response.url), reason: "not stored: \(reason)")
         }
         if OkHttpURL.isHTTPS(response.url) && (response.tls == nil || OkHttpLayout.javaTLSVersion(response.tls?.version ?? "") == nil) {
-            throw CacheError(path: Redaction.url(response.url),
+            throw ImgWarmError.cache(path: Redaction.url(response.url),
                              reason: "not stored: the TLS session is unknown (libcurl without OpenSSL?), and OkHttp ignores an https entry without its handshake")
         }
         response.bodyLength = bytes.count

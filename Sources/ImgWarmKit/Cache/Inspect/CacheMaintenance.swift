@@ -10,7 +10,7 @@ public enum CacheMaintenance {
         public var bytes: UInt64 = 0
         /// `--all` asked for the state folder's removal and it failed (the
         /// entries were removed all the same): the command's exit status 3.
-        public var stateNotRemoved: CacheError?
+        public var stateNotRemoved: ImgWarmError?
         /// Sub-folders the walk skipped (too deep, unreadable), one line.
         public var skipped: String?
     }
@@ -31,12 +31,12 @@ public enum CacheMaintenance {
         if cache.rootFolder == nil {
             do {
                 try cache.openExisting()
-            } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {
+            } catch let error as ImgWarmError where error.errno == ENOENT && error.path == cache.directory {
                 return result
             }
         }
         guard let root = cache.rootFolder else { return result }
-        var firstError: CacheError?
+        var firstError: ImgWarmError?
         var emptied = Set<Int>()
         // Every file, the index too: a DiskLruCache's own `delete()` removes
         // the folder's contents, journal included; flutter's database goes
@@ -62,7 +62,7 @@ public enum CacheMaintenance {
                 emptied.insert(entry.directoryIndex)
             } else if errno != ENOENT, firstError == nil {
                 let path = cache.directory + "/" + (entry.directoryPath.isEmpty ? "" : entry.directoryPath + "/") + entry.nameString
-                firstError = CacheError(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
+                firstError = ImgWarmError.cache(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
             }
         }
         if let rootError { throw rootError }
@@ -77,21 +77,21 @@ public enum CacheMaintenance {
     /// Removes `.imgwarm` and everything in it, relative to descriptors
     /// opened without following links; nil when it is gone, else what kept
     /// it (one line naming the path).
-    static func removeStateFolder(_ state: FolderHandle, in root: FolderHandle) -> CacheError? {
+    static func removeStateFolder(_ state: FolderHandle, in root: FolderHandle) -> ImgWarmError? {
         if let error = removeContents(of: state) { return error }
         guard state.isStill(".imgwarm", in: root.fd) else {
-            return CacheError(path: state.path, reason: "not removed: replaced while its files were removed", errno: ESTALE)
+            return ImgWarmError.cache(path: state.path, reason: "not removed: replaced while its files were removed", errno: ESTALE)
         }
         if unlinkat(root.fd, ".imgwarm", AT_REMOVEDIR) != 0 && errno != ENOENT {
             let e = errno
-            return CacheError(path: state.path, reason: "not removed: \(errnoString(e))", errno: e)
+            return ImgWarmError.cache(path: state.path, reason: "not removed: \(errnoString(e))", errno: e)
         }
         return nil
     }
 
     /// Empties `folder` depth first; the first failure, naming its path.
-    static func removeContents(of folder: FolderHandle) -> CacheError? {
-        var firstError: CacheError?
+    static func removeContents(of folder: FolderHandle) -> ImgWarmError? {
+        var firstError: ImgWarmError?
         for name in DiskCache.listDirectory(folder.fd) {
             let path = folder.path + "/" + name
             var raw = imgwarm_identity_t()
@@ -103,17 +103,17 @@ public enum CacheMaintenance {
                         firstError = firstError ?? error
                         continue
                     }
-                } catch let error as CacheError {
+                } catch let error as ImgWarmError {
                     firstError = firstError ?? error
                     continue
                 } catch {
                     continue
                 }
                 if unlinkat(folder.fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT {
-                    firstError = firstError ?? CacheError(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
+                    firstError = firstError ?? ImgWarmError.cache(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
                 }
             } else if unlinkat(folder.fd, name, 0) != 0 && errno != ENOENT {
-                firstError = firstError ?? CacheError(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
+                firstError = firstError ?? ImgWarmError.cache(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
             }
         }
         return firstError

@@ -31,7 +31,7 @@ public struct CacheStatistics: Codable, Sendable {
         // database in it, and SQLite may create files beside it.
         do {
             try cache.openExisting()
-        } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {
+        } catch let error as ImgWarmError where error.errno == ENOENT && error.path == cache.directory {
             return stats
         }
         guard let root = cache.rootFolder else { return stats }

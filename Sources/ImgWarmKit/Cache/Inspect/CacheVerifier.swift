@@ -132,7 +132,7 @@ public struct CacheVerifier: Sendable {
         report.deleted = delete
         do {
             try cache.openExisting()
-        } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {
+        } catch let error as ImgWarmError where error.errno == ENOENT && error.path == cache.directory {
             return report  // nothing cached yet: nothing broken
         }
         // A journal or database of another library version: an error, as

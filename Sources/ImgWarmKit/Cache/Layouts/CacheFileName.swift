@@ -72,7 +72,7 @@ public struct CacheFileName: Equatable, Sendable {
     /// of its characters is one that ends an extension or that sanitizing
     /// removes. That reading costs about 10,000 instructions a key
     /// (callgrind), this one scan a few hundred. Nil for any other key: the
-    /// full reading decides (`readExtensions`; AppKeyTests compare both).
+    /// full reading decides (`readExtensions`; ParsedURLTests compare both).
     static func plainURLExtension(_ key: String) -> String? {
         var key = key
         return key.withUTF8 { b -> String? in

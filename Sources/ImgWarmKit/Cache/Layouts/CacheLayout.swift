@@ -39,7 +39,7 @@ public protocol CacheLayout: Sendable {
     func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)?
 
     /// The library's prune rules with the user's options applied. Throws
-    /// `PruneOptions.Invalid` for an option the library has no notion of.
+    /// an `ImgWarmError` usage error for an option the library has no notion of.
     func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy
 
     /// The index the library keeps beside its files in `directory` (a

@@ -64,7 +64,7 @@ public struct CoilLayout: CacheLayout {
     }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw PruneOptions.Invalid(description: "--layout coil is pruned through its journal (CacheIndex.prune)")
+        throw ImgWarmError.usage("--layout coil is pruned through its journal (CacheIndex.prune)")
     }
 }
 
@@ -96,6 +96,6 @@ public struct Coil2Layout: CacheLayout {
     }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw PruneOptions.Invalid(description: "--layout coil2 is pruned through its journal (CacheIndex.prune)")
+        throw ImgWarmError.usage("--layout coil2 is pruned through its journal (CacheIndex.prune)")
     }
 }

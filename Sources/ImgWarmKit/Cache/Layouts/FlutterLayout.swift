@@ -38,7 +38,7 @@ public struct FlutterLayout: CacheLayout {
     public func makeIndex(directory: String) -> (any CacheIndex)? { FlutterCacheIndex(directory: directory) }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw PruneOptions.Invalid(description: "--layout flutter is pruned through its database (CacheIndex.prune)")
+        throw ImgWarmError.usage("--layout flutter is pruned through its database (CacheIndex.prune)")
     }
 
     /// Why an entry is refused under this layout, or nil. The database keeps

@@ -84,6 +84,6 @@ public struct FrescoLayout: CacheLayout {
     }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw PruneOptions.Invalid(description: "--layout fresco is pruned through its index (CacheIndex.prune)")
+        throw ImgWarmError.usage("--layout fresco is pruned through its index (CacheIndex.prune)")
     }
 }

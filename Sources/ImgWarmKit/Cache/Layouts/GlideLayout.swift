@@ -43,6 +43,6 @@ public struct GlideLayout: CacheLayout {
     }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw PruneOptions.Invalid(description: "--layout glide is pruned through its journal (CacheIndex.prune)")
+        throw ImgWarmError.usage("--layout glide is pruned through its journal (CacheIndex.prune)")
     }
 }

@@ -76,13 +76,13 @@ public struct KingfisherLayout: CacheLayout {
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
         if options.maxAge != nil {
-            throw PruneOptions.Invalid(description: "--max-age has no meaning under --layout kingfisher: each file carries its own deadline (its modification date, set by warm --expiration)")
+            throw ImgWarmError.usage("--max-age has no meaning under --layout kingfisher: each file carries its own deadline (its modification date, set by warm --expiration)")
         }
         if options.expireType != nil {
-            throw PruneOptions.Invalid(description: "--expire-type has no meaning under --layout kingfisher: expiry goes by the deadline (modification date), trimming by the last access (creation date)")
+            throw ImgWarmError.usage("--expire-type has no meaning under --layout kingfisher: expiry goes by the deadline (modification date), trimming by the last access (creation date)")
         }
         if options.trimRatio != nil {
-            throw PruneOptions.Invalid(description: "--trim-ratio has no meaning under --layout kingfisher: Kingfisher trims to half of --max-size")
+            throw ImgWarmError.usage("--trim-ratio has no meaning under --layout kingfisher: Kingfisher trims to half of --max-size")
         }
         let limit = options.maxSize ?? 0
         return PrunePolicy(expiry: .deadlinePassed(now: now), trimDate: .creation, undatedTrimmedFirst: true,

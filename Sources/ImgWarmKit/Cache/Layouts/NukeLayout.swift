@@ -27,18 +27,18 @@ public struct NukeLayout: CacheLayout {
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
         if options.maxAge != nil {
-            throw PruneOptions.Invalid(description: "--max-age has no meaning under --layout nuke: Nuke's sweep has no age limit, only --max-size")
+            throw ImgWarmError.usage("--max-age has no meaning under --layout nuke: Nuke's sweep has no age limit, only --max-size")
         }
         if options.expireType != nil {
-            throw PruneOptions.Invalid(description: "--expire-type has no meaning under --layout nuke: Nuke's sweep goes by the access date")
+            throw ImgWarmError.usage("--expire-type has no meaning under --layout nuke: Nuke's sweep goes by the access date")
         }
         let ratio = options.trimRatio ?? Self.defaultTrimRatio
         if !(ratio > 0 && ratio <= 1) {
-            throw PruneOptions.Invalid(description: "--trim-ratio must be above 0 and at most 1 (Nuke: 0.7)")
+            throw ImgWarmError.usage("--trim-ratio must be above 0 and at most 1 (Nuke: 0.7)")
         }
         let limit = options.maxSize ?? Self.defaultSizeLimit
         if limit == 0 {
-            throw PruneOptions.Invalid(description: "--max-size must be above 0 under --layout nuke (Nuke's default: 150MiB)")
+            throw ImgWarmError.usage("--max-size must be above 0 under --layout nuke (Nuke's default: 150MiB)")
         }
         // `Int(Double(sizeLimit) * trimRatio)`: truncated.
         let target = UInt64((Double(limit) * ratio).rounded(.towardZero))

@@ -69,7 +69,7 @@ public struct OkHttpLayout: CacheLayout {
     }
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw PruneOptions.Invalid(description: "--layout okhttp is pruned through its journal (CacheIndex.prune)")
+        throw ImgWarmError.usage("--layout okhttp is pruned through its journal (CacheIndex.prune)")
     }
 
     /// Why OkHttp would never serve this response from its cache, or nil:

@@ -25,14 +25,14 @@ public struct SDWebImageLayout: CacheLayout {
 
     public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
         if options.maxAge == nil && options.maxSize == nil {
-            throw PruneOptions.Invalid(description: "give --max-age, --max-size or both")
+            throw ImgWarmError.usage("give --max-age, --max-size or both")
         }
         if let maxAge = options.maxAge, !(maxAge >= 0 && maxAge.isFinite) {
-            throw PruneOptions.Invalid(description: "--max-age must be a duration of zero or more")
+            throw ImgWarmError.usage("--max-age must be a duration of zero or more")
         }
         let ratio = options.trimRatio ?? Self.defaultTrimRatio
         if !(ratio > 0 && ratio <= 1) {
-            throw PruneOptions.Invalid(description: "--trim-ratio must be above 0 and at most 1 (SDWebImage: 0.5)")
+            throw ImgWarmError.usage("--trim-ratio must be above 0 and at most 1 (SDWebImage: 0.5)")
         }
         let date = options.expireType ?? Self.defaultExpireType
         let expiry = options.maxAge.map {

@@ -49,7 +49,7 @@ final class CacheInventory {
     var pinnedBytes: UInt64 = 0
     var undatedFiles = 0
     var unreadableDirectories = 0
-    var firstDirectoryError: CacheError?
+    var firstDirectoryError: ImgWarmError?
 
     var totalFiles: Int { records.count + pinnedFiles }
 
@@ -96,10 +96,10 @@ final class CacheInventory {
         }
         if let rootError { throw rootError }
         if recordsFull {
-            throw CacheError(path: directory, reason: "not enough memory for the list of files to prune")
+            throw ImgWarmError.cache(path: directory, reason: "not enough memory for the list of files to prune")
         }
         if arenaFull {
-            throw CacheError(path: directory, reason: "too many files to prune in one run (more than 4 GiB of file names)")
+            throw ImgWarmError.cache(path: directory, reason: "too many files to prune in one run (more than 4 GiB of file names)")
         }
         inventory.directoryNames = walker.names
         inventory.directoryParents = walker.parents

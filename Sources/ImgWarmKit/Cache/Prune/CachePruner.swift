@@ -38,12 +38,9 @@ public struct PruneOptions: Sendable {
         self.now = now
     }
 
-    public struct Invalid: Error, CustomStringConvertible, Sendable {
-        public let description: String
-    }
-
-    /// The usage errors of the product contract (exit status 2): options
-    /// missing, out of range, or of no meaning to the layout.
+    /// The usage errors of the product contract (an `ImgWarmError`, exit
+    /// status 2): options missing, out of range, or of no meaning to the
+    /// layout.
     public func validate() throws {
         _ = try policy(now: now ?? 0)
     }

@@ -86,7 +86,7 @@ public struct PruneResult {
     public private(set) var renewed = 0
     /// Files that could not be removed (permissions, read-only filesystem): kept.
     public private(set) var failed = 0
-    public private(set) var firstFailure: CacheError?
+    public private(set) var firstFailure: ImgWarmError?
 
     public var removedFiles: Int { removals.count }
     public var scannedFiles: Int { inventory.totalFiles }
@@ -98,7 +98,7 @@ public struct PruneResult {
     /// Files without the expire type's date (no birth time on this filesystem).
     public var undatedFiles: Int { inventory.undatedFiles }
     public var unreadableDirectories: Int { inventory.unreadableDirectories }
-    public var firstDirectoryError: CacheError? { inventory.firstDirectoryError }
+    public var firstDirectoryError: ImgWarmError? { inventory.firstDirectoryError }
 
     private let inventory: CacheInventory
 
@@ -153,13 +153,13 @@ public struct PruneResult {
         case .failed(let e):
             failed += 1
             if firstFailure == nil {
-                firstFailure = CacheError(path: inventory.relativePath(record),
+                firstFailure = ImgWarmError.cache(path: inventory.relativePath(record),
                                           reason: "cannot remove: \(errnoString(e))", errno: e)
             }
         case .folderReplaced:
             failed += 1
             if firstFailure == nil {
-                firstFailure = CacheError(path: inventory.relativePath(record),
+                firstFailure = ImgWarmError.cache(path: inventory.relativePath(record),
                                           reason: "not removed: its folder was replaced since the listing (a symbolic link "
                                               + "or another folder now); nothing is removed in it", errno: ESTALE)
             }

@@ -12,7 +12,7 @@ public enum CacheFolder {
     /// `listing` is false: `cache path` only looks names up) and open the
     /// files of (search); else the one-line reason, with its errno (ENOENT
     /// for a folder that does not exist).
-    public static func problem(_ path: String, listing: Bool = true) -> CacheError? {
+    public static func problem(_ path: String, listing: Bool = true) -> ImgWarmError? {
         // O_PATH (imgwarm_open_folder) needs no read permission on the folder.
         let fd: Int32
         if listing {
@@ -31,13 +31,13 @@ public enum CacheFolder {
 
     /// The reason for an errno of opening the cache folder itself (also
     /// the walk's, so every command words it alike).
-    static func openError(_ path: String, _ e: Int32) -> CacheError {
+    static func openError(_ path: String, _ e: Int32) -> ImgWarmError {
         let reason: String
         switch e {
         case ENOENT: reason = "cache folder does not exist"
         case ENOTDIR: reason = "not a directory"
         default: reason = "cannot open cache folder: \(errnoString(e))"
         }
-        return CacheError(path: path, reason: reason, errno: e)
+        return ImgWarmError.cache(path: path, reason: reason, errno: e)
     }
 }

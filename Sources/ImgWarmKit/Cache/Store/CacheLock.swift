@@ -20,21 +20,21 @@ public final class CacheLock {
     public init(cache: DiskCache, mode: Mode) throws {
         let path = Self.path(for: cache)
         guard let state = cache.stateFolder else {
-            throw CacheError(path: cache.stateDirectory, reason: "cannot lock: the state folder is not open", errno: ENOENT)
+            throw ImgWarmError.cache(path: cache.stateDirectory, reason: "cannot lock: the state folder is not open", errno: ENOENT)
         }
         fd = openat(state.fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         if fd < 0 {
-            throw CacheError(path: path, reason: "cannot open lock file: \(errnoString(errno))", errno: errno)
+            throw ImgWarmError.cache(path: path, reason: "cannot open lock file: \(errnoString(errno))", errno: errno)
         }
         if flock(fd, (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
             let e = errno
             close(fd)
             if e == EWOULDBLOCK {
-                throw CacheError(path: cache.directory, reason: mode == .exclusive
+                throw ImgWarmError.cache(path: cache.directory, reason: mode == .exclusive
                     ? "in use by another imgwarm run (warm or prune); try again when it ends"
                     : "locked by `imgwarm cache clear --all`; try again when it ends", errno: e)
             }
-            throw CacheError(path: path, reason: "cannot lock: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: path, reason: "cannot lock: \(errnoString(e))", errno: e)
         }
     }
 

@@ -48,15 +48,15 @@ public enum CacheRecognition {
     }
 
     /// The one-line refusal for a verdict other than `.proceed`.
-    public static func refusal(_ verdict: Verdict, path: String, layout: CacheLayoutKind, purpose: Purpose) -> CacheError? {
+    public static func refusal(_ verdict: Verdict, path: String, layout: CacheLayoutKind, purpose: Purpose) -> ImgWarmError? {
         let action = purpose == .delete ? "nothing is deleted in it" : "nothing is written into it"
         switch verdict {
         case .proceed: return nil
         case .never(let why):
-            return CacheError(path: path, reason: "\(why); \(action), not even with --force", errno: EPERM)
+            return ImgWarmError.cache(path: path, reason: "\(why); \(action), not even with --force", errno: EPERM)
         case .unrecognised(let misfits):
             let named = misfits.map { "'\($0)'" }.joined(separator: ", ")
-            return CacheError(path: path, reason: "not recognisably a \(layout.rawValue) cache (no .imgwarm, no \(layout.rawValue) index, "
+            return ImgWarmError.cache(path: path, reason: "not recognisably a \(layout.rawValue) cache (no .imgwarm, no \(layout.rawValue) index, "
                 + "files it does not name so: \(named)); \(action) (--force to proceed)", errno: EPERM)
         }
     }

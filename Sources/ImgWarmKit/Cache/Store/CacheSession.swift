@@ -10,7 +10,7 @@ import Foundation
 /// layout's index (warm), take the run lock, remove the temp files of dead
 /// runs, open the state database.
 /// Until this has passed nothing in the cache is changed; when it throws
-/// (a `CacheError`, exit status 3) nothing was.
+/// (an `ImgWarmError`, exit status 3) nothing was.
 public final class CacheSession {
     public let cache: DiskCache
     /// The state database: always for a warm, when it exists for a dry run,
@@ -50,7 +50,7 @@ public final class CacheSession {
             removedTempFiles = 0
             do {
                 try cache.openExisting()
-            } catch let error as CacheError where error.errno == ENOENT && error.path == cache.directory {
+            } catch let error as ImgWarmError where error.errno == ENOENT && error.path == cache.directory {
                 // No cache folder yet: every entry would be fetched.
             }
             let exists = cache.stateFolder.map { DiskCache.exists("state.sqlite", in: $0.fd) } ?? false
@@ -73,9 +73,9 @@ public final class CacheSession {
     /// (docs/security.md).
     static func openState(_ cache: DiskCache) throws -> StateStore {
         guard let root = cache.rootFolder, let state = cache.stateFolder else {
-            throw CacheError(path: cache.stateDirectory, reason: "the state folder is not open", errno: ENOENT)
+            throw ImgWarmError.cache(path: cache.stateDirectory, reason: "the state folder is not open", errno: ENOENT)
         }
-        let replaced = CacheError(path: cache.stateDirectory,
+        let replaced = ImgWarmError.cache(path: cache.stateDirectory,
                                   reason: "replaced while the state database was opened; not used", errno: ESTALE)
         guard state.isStill(".imgwarm", in: root.fd) else { throw replaced }
         let store = try StateStore(cache: cache)

@@ -7,22 +7,6 @@ import Foundation
 import Synchronization
 import CFileScan
 
-/// An error about the cache folder itself: exit status 3.
-public struct CacheError: Error, CustomStringConvertible, Sendable {
-    public let path: String
-    public let reason: String
-    public let errno: Int32
-    public init(path: String, reason: String, errno: Int32 = 0) {
-        self.path = path
-        self.reason = reason
-        self.errno = errno
-    }
-    public var isDiskFull: Bool { errno == ENOSPC || errno == EDQUOT }
-    public var description: String { "\(path): \(reason)" }
-}
-
-func errnoString(_ e: Int32) -> String { String(cString: strerror(e)) }
-
 /// An image library's disk cache folder (SDImageCache's disk side by
 /// default: a flat folder of `<md5>[.<ext>]` files) plus imgwarm's hidden
 /// state folder `.imgwarm/` (skipped by every library's expiry). File names,
@@ -73,7 +57,7 @@ public final class DiskCache: @unchecked Sendable {
     public let index: (any CacheIndex)?
 
     /// Reads the layout's index, and with `writable` makes or repairs it
-    /// (warm, prune); a no-op without one. Throws `CacheError` for an index
+    /// (warm, prune); a no-op without one. Throws `ImgWarmError` for an index
     /// of another library version, which is left as it is.
     public func openIndex(writable: Bool) throws {
         try index?.open(writable: writable)
@@ -166,7 +150,7 @@ public final class DiskCache: @unchecked Sendable {
     /// them, and checks them: the cache folder is no symbolic link, and
     /// `.imgwarm` and `.imgwarm/tmp` are real folders of the running user
     /// (or root) that nobody else may write; then that the cache and temp
-    /// folders are writable. Throws a one-line `CacheError` naming the path.
+    /// folders are writable. Throws a one-line `ImgWarmError` naming the path.
     public func prepare() throws {
         try Self.makeDirectories(directory)
         let root = try FolderHandle.open(directory, in: AT_FDCWD, path: directory, listing: false)
@@ -181,10 +165,10 @@ public final class DiskCache: @unchecked Sendable {
         let temp = try Self.makeFolder("tmp", in: state.fd, path: tempDirectory)
         try temp.requirePrivate()
         if faccessat(root.fd, ".", W_OK, AT_EACCESS) != 0 {
-            throw CacheError(path: directory, reason: "not writable: \(errnoString(errno))", errno: errno)
+            throw ImgWarmError.cache(path: directory, reason: "not writable: \(errnoString(errno))", errno: errno)
         }
         if faccessat(temp.fd, ".", W_OK, AT_EACCESS) != 0 {
-            throw CacheError(path: tempDirectory, reason: "not writable: \(errnoString(errno))", errno: errno)
+            throw ImgWarmError.cache(path: tempDirectory, reason: "not writable: \(errnoString(errno))", errno: errno)
         }
         install(Folders(root: root, state: state, temp: temp), replacing: old)
     }
@@ -226,7 +210,7 @@ public final class DiskCache: @unchecked Sendable {
     static func makeFolder(_ name: String, in parent: Int32, path: String) throws -> FolderHandle {
         if mkdirat(parent, name, 0o755) != 0 && errno != EEXIST {
             let e = errno
-            throw CacheError(path: path, reason: "cannot create directory: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: path, reason: "cannot create directory: \(errnoString(e))", errno: e)
         }
         return try FolderHandle.open(name, in: parent, path: path, listing: true)
     }
@@ -237,7 +221,7 @@ public final class DiskCache: @unchecked Sendable {
         var st = stat()
         if stat(path, &st) == 0 {
             if (st.st_mode & S_IFMT) != S_IFDIR {
-                throw CacheError(path: path, reason: "exists and is not a directory")
+                throw ImgWarmError.cache(path: path, reason: "exists and is not a directory")
             }
             return
         }
@@ -245,7 +229,7 @@ public final class DiskCache: @unchecked Sendable {
         if !parent.isEmpty && parent != path { try makeDirectories(parent) }
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
             let e = errno
-            throw CacheError(path: path, reason: "cannot create directory: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: path, reason: "cannot create directory: \(errnoString(e))", errno: e)
         }
     }
 
@@ -346,7 +330,7 @@ public final class DiskCache: @unchecked Sendable {
     /// whole new one, never a part; whatever was at the name (a file of
     /// another run or of a neighbour, a symbolic link, a FIFO) is replaced,
     /// so the name holds the bytes written here when this returns. A folder
-    /// at the name is not replaced: a `CacheError` says so. `likelyNew`:
+    /// at the name is not replaced: an `ImgWarmError` says so. `likelyNew`:
     /// the cache held no entry at the start, so the name is most likely
     /// free and an unnamed file is linked in. Returns the final path.
     @discardableResult
@@ -402,7 +386,7 @@ public final class DiskCache: @unchecked Sendable {
         // through. EEXIST (a leftover of a run with the same pid in another
         // container) just takes the next name.
         for _ in 0..<4 {
-            tempName = Self.tempPrefix + DiskCache.hex16(imgwarm_unpredictable(tempCounter.next())) + ".tmp"
+            tempName = Self.tempPrefix + FixedHex.digits16(imgwarm_unpredictable(tempCounter.next())) + ".tmp"
             fd = openat(temp, tempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             openError = errno
             if fd >= 0 || openError != EEXIST { break }
@@ -414,7 +398,7 @@ public final class DiskCache: @unchecked Sendable {
                 try recover(dirs)
                 return try store(bytes, for: name, replacing: previous, likelyNew: likelyNew, write: write, recovered: true)
             }
-            throw CacheError(path: tempDirectory + "/" + tempName, reason: "cannot create temp file: \(errnoString(openError))",
+            throw ImgWarmError.cache(path: tempDirectory + "/" + tempName, reason: "cannot create temp file: \(errnoString(openError))",
                              errno: openError)
         }
         var writeError = bytes.withUnsafeBytes { write(fd, $0) }
@@ -425,14 +409,14 @@ public final class DiskCache: @unchecked Sendable {
         do {
             try FileIO.closeAndRename(fd, writeError: writeError, temp: (temp, tempName), final: (root, name.storedName),
                                       finalPath: final)
-        } catch let error as CacheError where error.errno == EISDIR || error.errno == ENOTEMPTY || error.errno == EEXIST {
-            throw CacheError(path: final, reason: "a folder is at the entry's name; imgwarm does not replace it", errno: error.errno)
-        } catch let error as CacheError where error.errno == EPERM {
+        } catch let error as ImgWarmError where error.errno == EISDIR || error.errno == ENOTEMPTY || error.errno == EEXIST {
+            throw ImgWarmError.cache(path: final, reason: "a folder is at the entry's name; imgwarm does not replace it", errno: error.errno)
+        } catch let error as ImgWarmError where error.errno == EPERM {
             // A sticky folder (mode +t, as /tmp): only a file's owner (or
             // root) may replace it, and the file at the name is not ours.
             var st = stat()
             if fstatat(root, name.storedName, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != runningUser {
-                throw CacheError(path: final, reason: "another user's file (uid \(st.st_uid)) is at the entry's name in a sticky "
+                throw ImgWarmError.cache(path: final, reason: "another user's file (uid \(st.st_uid)) is at the entry's name in a sticky "
                     + "folder; only its owner or root may replace it", errno: EPERM)
             }
             throw error
@@ -487,7 +471,7 @@ public final class DiskCache: @unchecked Sendable {
         if error == 0 { error = setTimes(fd: fd) }
         if error != 0 {
             close(fd)
-            throw CacheError(path: finalPath, reason: "write failed: \(errnoString(error))", errno: error)
+            throw ImgWarmError.cache(path: finalPath, reason: "write failed: \(errnoString(error))", errno: error)
         }
         let linked = imgwarm_link_unnamed(fd, root, name)
         let closeError = close(fd) == 0 ? 0 : errno
@@ -495,7 +479,7 @@ public final class DiskCache: @unchecked Sendable {
         case 0:
             if closeError != 0 {
                 unlinkat(root, name, 0)
-                throw CacheError(path: finalPath, reason: "write failed: \(errnoString(closeError))", errno: closeError)
+                throw ImgWarmError.cache(path: finalPath, reason: "write failed: \(errnoString(closeError))", errno: closeError)
             }
             return .stored
         case EEXIST:
@@ -607,17 +591,8 @@ public final class DiskCache: @unchecked Sendable {
         // random part for hosts that share a name.
         var hash: UInt32 = 2_166_136_261
         for c in host.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: c))) &* 16_777_619 }
-        return hex8(hash) + hex8(UInt32.random(in: 0...UInt32.max))
+        return FixedHex.digits8(hash) + FixedHex.digits8(UInt32.random(in: 0...UInt32.max))
     }()
-
-    static func hex8(_ v: UInt32) -> String {
-        let h = String(v, radix: 16)
-        return String(repeating: "0", count: 8 - h.count) + h
-    }
-
-    static func hex16(_ v: UInt64) -> String {
-        hex8(UInt32(truncatingIfNeeded: v >> 32)) + hex8(UInt32(truncatingIfNeeded: v))
-    }
 
     /// Temp files of other hosts are judged by age, not pid (their pids mean
     /// nothing here): a live run keeps a temp file for the time of one

@@ -107,7 +107,7 @@ public final class StateStore: Sendable {
             try Self.migrate(queue)
             if v1Rows { _ = try? queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") } }
         } catch {
-            throw CacheError(path: path, reason: "cannot open state database: \(error)")
+            throw ImgWarmError.cache(path: path, reason: "cannot open state database: \(error)")
         }
     }
 
@@ -143,7 +143,7 @@ public final class StateStore: Sendable {
             // A symlink planted at the name (ELOOP) and the like. A file
             // this user may only read is left to SQLite, which opens it
             // read-only (`cache failed` on another user's cache).
-            throw CacheError(path: path, reason: "cannot open state database: \(String(cString: strerror(errno)))")
+            throw ImgWarmError.cache(path: path, reason: "cannot open state database: \(String(cString: strerror(errno)))")
         }
         for file in [path, path + "-wal", path + "-shm"] {
             let f = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)

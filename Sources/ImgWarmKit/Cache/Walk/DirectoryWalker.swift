@@ -71,7 +71,7 @@ public struct DirectoryWalker {
     /// Sub-folders that could not be opened or read (permissions, removed
     /// or replaced meanwhile); SDWebImage's enumerator skips them too.
     public private(set) var unreadableDirectories = 0
-    public private(set) var firstDirectoryError: CacheError?
+    public private(set) var firstDirectoryError: ImgWarmError?
     /// Sub-folders more than `maxDepth` levels deep, not walked.
     public private(set) var tooDeepFolders = 0
     /// The first of them, relative to the root.
@@ -108,14 +108,14 @@ public struct DirectoryWalker {
     /// when the root itself cannot be read; problems below the root are
     /// counted in `unreadableDirectories`.
     @discardableResult
-    public mutating func walk(_ root: String, _ visit: (Entry) throws -> Void) rethrows -> CacheError? {
+    public mutating func walk(_ root: String, _ visit: (Entry) throws -> Void) rethrows -> ImgWarmError? {
         let handle: FolderHandle
         do {
             handle = try FolderHandle.open(root, in: AT_FDCWD, path: root, listing: true)
-        } catch let error as CacheError {
+        } catch let error as ImgWarmError {
             return error.errno == ENOENT ? CacheFolder.openError(root, ENOENT) : error
         } catch {
-            return CacheError(path: root, reason: "\(error)")
+            return ImgWarmError.cache(path: root, reason: "\(error)")
         }
         return try walk(handle, visit)
     }
@@ -133,12 +133,12 @@ public struct DirectoryWalker {
 
     /// Walks the folder `root` was opened on.
     @discardableResult
-    public mutating func walk(_ root: FolderHandle, _ visit: (Entry) throws -> Void) rethrows -> CacheError? {
+    public mutating func walk(_ root: FolderHandle, _ visit: (Entry) throws -> Void) rethrows -> ImgWarmError? {
         // A descriptor of its own: getdents moves the file offset.
         let rootFd = openat(root.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if rootFd < 0 {
             let e = errno
-            return CacheError(path: root.path, reason: "cannot read cache folder: \(errnoString(e))", errno: e)
+            return ImgWarmError.cache(path: root.path, reason: "cannot read cache folder: \(errnoString(e))", errno: e)
         }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.bufferSize, alignment: 8)
         defer { buffer.deallocate() }
@@ -157,7 +157,7 @@ public struct DirectoryWalker {
         defer { for level in stack where level.fd >= 0 { close(level.fd) } }
         var subfolders: [String] = []
         if let error = try readDirectory(fd: rootFd, index: 0, path: "", buffer: buffer, subfolders: &subfolders, visit) {
-            return CacheError(path: root.path, reason: "cannot read cache folder: \(errnoString(error))", errno: error)
+            return ImgWarmError.cache(path: root.path, reason: "cannot read cache folder: \(errnoString(error))", errno: error)
         }
         if !descends { return nil }
         stack[0].pending = subfolders
@@ -179,7 +179,7 @@ public struct DirectoryWalker {
                     if firstTooDeepFolder == nil { firstTooDeepFolder = childPath }
                     unreadableDirectories += 1
                     if firstDirectoryError == nil {
-                        firstDirectoryError = CacheError(path: Self.shortened(childPath), reason: "more than \(Self.maxDepth) folders deep: not walked, nothing in it removed")
+                        firstDirectoryError = ImgWarmError.cache(path: Self.shortened(childPath), reason: "more than \(Self.maxDepth) folders deep: not walked, nothing in it removed")
                     }
                     continue
                 }
@@ -361,7 +361,7 @@ public struct DirectoryWalker {
         if error == ENOENT { return }
         unreadableDirectories += 1
         if firstDirectoryError == nil {
-            firstDirectoryError = CacheError(path: path, reason: "cannot read folder: \(errnoString(error))", errno: error)
+            firstDirectoryError = ImgWarmError.cache(path: path, reason: "cannot read folder: \(errnoString(error))", errno: error)
         }
     }
 }

@@ -49,7 +49,7 @@ public final class FolderHandle: @unchecked Sendable {  // immutable after init;
     /// Opens `name` relative to `parent` (AT_FDCWD: `name` is a path whose
     /// earlier components are followed as the user named them). `listing`:
     /// read permission is needed (else O_PATH is taken when reading is
-    /// refused). Throws a one-line `CacheError` naming `path`: missing,
+    /// refused). Throws a one-line `ImgWarmError` naming `path`: missing,
     /// a symbolic link, not a folder, or not openable.
     public static func open(_ name: String, in parent: Int32, path: String, listing: Bool) throws -> FolderHandle {
         var fd = imgwarm_open_folder_at(parent, name, 1)
@@ -63,7 +63,7 @@ public final class FolderHandle: @unchecked Sendable {  // immutable after init;
         let e = imgwarm_identity(fd, &raw)
         if e != 0 {
             close(fd)
-            throw CacheError(path: path, reason: "cannot open folder: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: path, reason: "cannot open folder: \(errnoString(e))", errno: e)
         }
         return FolderHandle(fd: fd, path: path, identity: Identity(raw), listable: listable)
     }
@@ -71,20 +71,20 @@ public final class FolderHandle: @unchecked Sendable {  // immutable after init;
     /// The reason an open with O_NOFOLLOW | O_DIRECTORY failed. ELOOP (and
     /// ENOTDIR) may mean a symbolic link at the name: said so, since that
     /// is the case a user must act on.
-    static func openError(_ e: Int32, name: String, in parent: Int32, path: String) -> CacheError {
+    static func openError(_ e: Int32, name: String, in parent: Int32, path: String) -> ImgWarmError {
         if e == ELOOP || e == ENOTDIR {
             var raw = imgwarm_identity_t()
             if imgwarm_identity_at(parent, name, &raw) == 0 && raw.mode & UInt32(S_IFMT) == UInt32(S_IFLNK) {
-                return CacheError(path: path, reason: "is a symbolic link; imgwarm does not follow one here (name the folder it points to)",
+                return ImgWarmError.cache(path: path, reason: "is a symbolic link; imgwarm does not follow one here (name the folder it points to)",
                                   errno: ELOOP)
             }
-            if e == ENOTDIR { return CacheError(path: path, reason: "not a directory", errno: e) }
+            if e == ENOTDIR { return ImgWarmError.cache(path: path, reason: "not a directory", errno: e) }
         }
         // The cache folder itself: worded as every command words it.
         if parent == AT_FDCWD { return CacheFolder.openError(path, e) }
         switch e {
-        case ENOENT: return CacheError(path: path, reason: "does not exist", errno: e)
-        default: return CacheError(path: path, reason: "cannot open folder: \(errnoString(e))", errno: e)
+        case ENOENT: return ImgWarmError.cache(path: path, reason: "does not exist", errno: e)
+        default: return ImgWarmError.cache(path: path, reason: "cannot open folder: \(errnoString(e))", errno: e)
         }
     }
 
@@ -95,11 +95,11 @@ public final class FolderHandle: @unchecked Sendable {  // immutable after init;
     public func requirePrivate() throws {
         let me = geteuid()
         if identity.owner != me && identity.owner != 0 {
-            throw CacheError(path: path, reason: "owned by uid \(identity.owner), not by this user (uid \(me)) or root; "
+            throw ImgWarmError.cache(path: path, reason: "owned by uid \(identity.owner), not by this user (uid \(me)) or root; "
                 + "imgwarm keeps its state only in a folder of its own user (remove it, or run as its owner)", errno: EPERM)
         }
         if identity.othersMayWrite {
-            throw CacheError(path: path, reason: "writable by others (mode \(Self.octal(identity.mode & 0o7777))); "
+            throw ImgWarmError.cache(path: path, reason: "writable by others (mode \(Self.octal(identity.mode & 0o7777))); "
                 + "imgwarm keeps its state only in a folder no other user can change (chmod go-w it)", errno: EPERM)
         }
     }

@@ -1,0 +1,26 @@
+// Counted by Download, rendered by Report: in the layer both import.
+
+/// One host's traffic over a run (JSON report, metrics, summary).
+public struct HostFigures: Sendable, Equatable {
+    /// `scheme://host:port`.
+    public var host: String
+    /// Attempts started.
+    public var requests: Int
+    /// Answers 429 or 503.
+    public var throttledResponses: Int
+    /// Times those answers lowered the host's rate.
+    public var rateCuts: Int
+    /// `--rate` for the host, requests a second.
+    public var configuredRate: Double?
+    /// The rate in force at the end because of 429/503 (nil: never throttled).
+    public var throttledRate: Double?
+    /// The lowest rate a 429/503 set.
+    public var lowestRate: Double?
+    /// `-j auto`: the adaptive limit at the end and at its highest (all threads).
+    public var concurrencyLimit: Int?
+    public var peakConcurrencyLimit: Int?
+    /// The most requests in flight to the host at once.
+    public var peakInFlight: Int
+
+    public var wasThrottled: Bool { throttledResponses > 0 }
+}

@@ -1,0 +1,331 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+@testable import ImgWarmKit
+
+/// An engine for the coordinator's tests: starts requests in arrival order
+/// with `concurrency` in flight, and completes the ones in flight in a
+/// seeded random order on its own thread, like transfers that end as the
+/// network pleases. Bodies: `size(url)` bytes.
+final class FakeEngine: DownloadEngine, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var queued: [(DownloadRequest, @Sendable (DownloadResult) -> Void)] = []
+    private var inFlight: [(DownloadRequest, @Sendable (DownloadResult) -> Void)] = []
+    private var running = 0
+    private var stopped = false
+    private var cancelled = false
+    private(set) var arrivals: [String] = []
+    private(set) var cancelCalls = 0
+    private(set) var shutdownCalls = 0
+    private var rng: UInt64
+    let concurrency: Int
+    let size: (String) -> Int
+
+    init(concurrency: Int, seed: UInt64, size: @escaping (String) -> Int) {
+        self.concurrency = concurrency
+        self.rng = seed
+        self.size = size
+        Thread { [self] in loop() }.start()
+    }
+
+    func enqueue(_ request: DownloadRequest, completion: @escaping @Sendable (DownloadResult) -> Void) {
+        condition.lock()
+        arrivals.append(request.url)
+        queued.append((request, completion))
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var outstandingCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queued.count + inFlight.count + running
+    }
+
+    func cancelAll() {
+        condition.lock()
+        cancelled = true
+        cancelCalls += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitUntilIdle() {
+        condition.lock()
+        while !queued.isEmpty || !inFlight.isEmpty || running > 0 { condition.wait() }
+        condition.unlock()
+    }
+
+    func shutdown() {
+        condition.lock()
+        stopped = true
+        shutdownCalls += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func next() -> UInt64 {
+        rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return rng >> 33
+    }
+
+    private func loop() {
+        condition.lock()
+        while true {
+            while !stopped && queued.isEmpty && inFlight.isEmpty { condition.wait() }
+            if stopped && queued.isEmpty && inFlight.isEmpty { break }
+            while inFlight.count < concurrency && !queued.isEmpty { inFlight.append(queued.removeFirst()) }
+            let (request, completion) = inFlight.remove(at: Int(next() % UInt64(inFlight.count)))
+            let result: DownloadResult = cancelled
+                ? .failure(DownloadFailure(errorClass: .cancelled, status: nil, message: "cancelled", isTransient: true, attempts: 1, elapsed: 0))
+                : .success(DownloadResponse(status: 200, body: [UInt8](repeating: 7, count: size(request.url))))
+            running += 1
+            condition.unlock()
+            if next() % 4 == 0 { usleep(UInt32(next() % 500)) }
+            completion(result)
+            condition.lock()
+            running -= 1
+            condition.broadcast()
+        }
+        condition.unlock()
+    }
+}
+
+/// A store that records what it writes, and fails from its `failFrom`-th
+/// write on with `error` (a fault a test injects through the protocol).
+final class RecordingStore: CacheStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var written: [String] = []
+    let failFrom: Int?
+    let error: ImgWarmError
+
+    init(failFrom: Int? = nil, error: ImgWarmError = ImgWarmError.cache(path: "/full", reason: "No space left on device", errno: ENOSPC)) {
+        self.failFrom = failFrom
+        self.error = error
+    }
+
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?, likelyNew: Bool) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        if let failFrom, written.count + 1 >= failFrom { throw error }
+        written.append(name.storedName)
+    }
+
+    func renew(_ name: CacheEntryName) -> Int64? { nil }
+}
+
+@Suite struct PrefetcherTests {
+    /// 120 entries: every third high priority, every fifth low, the rest
+    /// normal; sizes between 1 and 4 pages (allocated size = pages).
+    static func makePlan(order: ExecutionOrder) -> (WarmPlan, [String: Int]) {
+        let plan = WarmPlan(defaultPriority: .normal, order: order)
+        _ = plan.addManifestPath("m.txt")
+        var sizes: [String: Int] = [:]
+        for i in 0..<120 {
+            let url = "https://img.example/\(i).png"
+            let priority: RequestPriority? = i % 3 == 0 ? .high : i % 5 == 0 ? .low : nil
+            plan.add(ManifestEntry(url: url, key: url, priority: priority, source: ManifestSource(fileIndex: 0, line: i + 1)))
+            sizes[url] = 4096 * (1 + (i * 7) % 4) - 100
+        }
+        plan.finalize()
+        return (plan, sizes)
+    }
+
+    static func emptyCache() -> DiskCache {
+        let dir = NSTemporaryDirectory() + "imgwarm-prefetcher-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return DiskCache(directory: dir)
+    }
+
+    /// `--budget` with `-j 8` and `--order lifo`: bodies finish in any
+    /// order, yet what is stored is exactly what fits taking entries in
+    /// the plan's order (high first, newest first within a priority).
+    @Test(arguments: [1, 2, 3]) func budgetIsSpentInPlanOrderWithEightTransfersAndLIFO(seed: UInt64) throws {
+        let (plan, sizes) = Self.makePlan(order: .lifo)
+        let cache = Self.emptyCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        let engine = FakeEngine(concurrency: 8, seed: seed) { sizes[$0]! }
+        let store = RecordingStore()
+        var options = WarmOptions()
+        options.budgetBytes = 40 * 4096
+        options.pipelineDepth = 2 * 8 + 2
+        options.validationWorkers = 4
+        let prefetcher = Prefetcher(plan: plan, cache: cache, store: store, state: nil, engine: engine, options: options,
+                                    validate: { _, _ in .success(ImageInfo(format: .png, width: 1, height: 1)) })
+        prefetcher.run()
+
+        // Plan order: priority, then newest first.
+        let planURLs = plan.order.map { plan.url(Int($0)) }
+        let priorities = plan.order.map { plan.priority(Int($0)).rawValue }
+        #expect(priorities == priorities.sorted(by: >))
+        #expect(planURLs.first == "https://img.example/117.png")  // the last high-priority line
+        // The engine got requests in exactly that order (a prefix of it:
+        // once the budget is spent, later entries are not requested).
+        #expect(engine.arrivals == Array(planURLs.prefix(engine.arrivals.count)))
+        #expect(engine.shutdownCalls == 1)
+
+        // What fits, deciding in plan order.
+        var used: UInt64 = 0
+        var expected: [String] = []
+        for url in planURLs {
+            let allocated = UInt64((sizes[url]! + 4095) / 4096 * 4096)
+            if used + allocated <= options.budgetBytes! {
+                used += allocated
+                expected.append(url)
+            }
+        }
+        #expect(expected.count < planURLs.count && expected.count > 10)
+        let storedNames = Set(store.written)
+        #expect(storedNames == Set(expected.map { SDWebImageLayout().entryName(forKey: $0).storedName }))
+        for (position, url) in planURLs.enumerated() {
+            let r = prefetcher.ledger.result(Int(plan.order[position]))
+            if expected.contains(url) {
+                #expect(r.outcome == .downloaded, "\(url)")
+            } else {
+                #expect(r.outcome == .skipped && r.error == .budget, "\(url)")
+            }
+        }
+    }
+
+    /// A disk-full write (injected through the store protocol) stops the
+    /// run: fatal error set, one cancel of the engine, nothing left pending.
+    @Test func aFullDiskStopsTheRunThroughOneCancel() throws {
+        let (plan, sizes) = Self.makePlan(order: .fifo)
+        let cache = Self.emptyCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        let engine = FakeEngine(concurrency: 8, seed: 9) { sizes[$0]! }
+        let store = RecordingStore(failFrom: 10)
+        var options = WarmOptions()
+        options.pipelineDepth = 4
+        let prefetcher = Prefetcher(plan: plan, cache: cache, store: store, state: nil, engine: engine, options: options,
+                                    validate: { _, _ in .success(ImageInfo(format: .png)) })
+        prefetcher.run()
+        #expect(prefetcher.fatalError?.isDiskFull == true)
+        #expect(engine.cancelCalls >= 1)
+        #expect(store.written.count == 9)
+        let snap = prefetcher.ledger.snapshot()
+        #expect(snap[.downloaded] == 9)
+        #expect(snap.errors[.disk, default: 0] >= 1)
+        #expect(snap.done == plan.count)
+        // Most entries were never requested: the feeder stopped.
+        #expect(engine.arrivals.count < plan.count / 2)
+    }
+
+    @Test func dryRunRequestsNothingAndRecordsNoDownload() throws {
+        let (plan, _) = Self.makePlan(order: .fifo)
+        let cache = Self.emptyCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        let engine = FakeEngine(concurrency: 8, seed: 1) { _ in 1 }
+        var options = WarmOptions()
+        options.dryRun = true
+        let prefetcher = Prefetcher(plan: plan, cache: cache, store: RecordingStore(), state: nil, engine: engine,
+                                    options: options, validate: { _, _ in .success(ImageInfo(format: .png)) })
+        prefetcher.run()
+        let snap = prefetcher.ledger.snapshot()
+        #expect(engine.arrivals.isEmpty)
+        #expect(snap[.wouldDownload] == plan.count && snap[.downloaded] == 0 && snap.bytesDownloaded == 0)
+    }
+}
+
+@Suite struct BudgetGateTests {
+    /// Tickets decided out of order are answered in ticket order, each
+    /// against the room left by the earlier ones.
+    @Test func decidesInTicketOrderWhateverOrderAnswersCome() {
+        let gate = BudgetGate(limit: 10, used: 2)
+        let tickets = (0..<5).map { _ in gate.issue() }
+        #expect(tickets == [0, 1, 2, 3, 4])
+        var answers: [(Int, Bool)] = []
+        gate.decide(3, size: 1) { answers.append((3, $0)) }
+        gate.decide(1, size: nil) { answers.append((1, $0)) }
+        gate.decide(2, size: 6) { answers.append((2, $0)) }
+        #expect(answers.isEmpty)  // ticket 0 is not decided yet
+        gate.decide(0, size: 3) { answers.append((0, $0)) }
+        // 2 + 3 = 5; nothing; 5 + 6 = 11 > 10 refused; 5 + 1 = 6.
+        #expect(answers.map(\.0) == [0, 1, 2, 3])
+        #expect(answers.map(\.1) == [true, true, false, true])
+        #expect(!gate.isFull)
+        gate.decide(4, size: 4) { answers.append((4, $0)) }
+        #expect(answers.last.map { $0.1 } == true)
+        #expect(gate.isFull)
+    }
+
+    @Test func countsTheCacheAsAllocatedBytes() throws {
+        let cache = PrefetcherTests.emptyCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        try [UInt8](repeating: 1, count: 5000).withUnsafeBytes {
+            _ = try cache.store($0, for: cache.fileName(forKey: "https://a.example/x.png"))
+        }
+        var st = stat()
+        #expect(stat(cache.path(forKey: "https://a.example/x.png"), &st) == 0)
+        let allocated = UInt64(st.st_blocks) * 512
+        #expect(allocated >= 5000)
+        // Room for exactly one more 4 KiB page; hidden state is not counted.
+        let gate = BudgetGate(limit: allocated + 4096, cacheDirectory: cache.directory)
+        #expect(!gate.isFull)
+        var fits: Bool?
+        gate.decide(gate.issue(), size: 4096) { fits = $0 }
+        #expect(fits == true)
+        #expect(gate.isFull)
+    }
+}
+
+@Suite struct StateBatchTests {
+    static func failed(_ url: String) -> StateStore.Change {
+        .failed(.init(url: url, key: url, errorClass: "http-status", status: 404, reason: "404", failedAt: 1))
+    }
+
+    @Test func drainTakesEverythingOnceFromManyThreads() {
+        let batch = StateBatch()
+        DispatchQueue.concurrentPerform(iterations: 8) { t in
+            for i in 0..<250 { batch.add([Self.failed("https://x/\(t)/\(i)")]) }
+        }
+        #expect(batch.drain().count == 2000)
+        #expect(batch.drain().isEmpty)
+    }
+
+    /// The recorder commits what the stages add, in one transaction at
+    /// stop at the latest, to a real state store.
+    @Test func recorderCommitsChangesToTheStateStore() throws {
+        let cache = PrefetcherTests.emptyCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        try cache.prepare()
+        let state = try StateStore(cache: cache)
+        var errors: [String] = []
+        let recorder = StateRecorder(state: state) { errors.append($0) }
+        recorder.start(every: 3600)
+        recorder.batch.add([Self.failed("https://x/1"), Self.failed("https://x/2")])
+        recorder.batch.add([.succeeded(url: "https://x/1", validators: .init(key: "https://x/1", etag: "\"e\"", lastModified: nil))])
+        #expect(try state.failedURLSet().isEmpty)  // not yet committed
+        recorder.stop()
+        #expect(try state.failedURLSet() == ["https://x/2"])
+        #expect(try state.validators(forKey: "https://x/1")?.etag == "\"e\"")
+        #expect(errors.isEmpty)
+    }
+}
+
+/// Where a `--no-validate` entry finishes: on the engine thread that
+/// completed it, or on a worker (`Prefetcher.storesOnEngineThread`).
+@Suite struct InlineStoreTests {
+    static func body(_ n: Int) -> DownloadResult { .success(DownloadResponse(status: 200, body: [UInt8](repeating: 1, count: n))) }
+
+    @Test func smallBodiesAlwaysLargeOnesOnlyWithSeveralEngineThreads() {
+        let limit = Prefetcher.inlineStoreLimit
+        let cases: [(DownloadResult, Int, Bool)] = [
+            (Self.body(10_000), 1, true),
+            (Self.body(limit), 1, true),
+            (Self.body(limit + 1), 1, false),
+            (Self.body(300_000), 1, false),
+            (Self.body(300_000), 2, true),
+            (Self.body(limit + 1), 4, true),
+            (.notModified(DownloadResponse(status: 304, body: [])), 1, true),
+            (.failure(CurlEventLoop.cancelledFailure(attempts: 1, elapsed: 0)), 1, true),
+        ]
+        for (result, threads, inline) in cases {
+            #expect(Prefetcher.storesOnEngineThread(result, engineThreads: threads) == inline, "\(threads) threads")
+        }
+        // The engine's own count: one per loop; a fake engine has one.
+        #expect(FakeEngine(concurrency: 4, seed: 1, size: { _ in 1 }).threads == 1)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import ImgWarmKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `warm`'s exit status (docs/cli-contract.md): the first rule that applies
+/// decides, and the line on standard error says why.
+@Suite struct WarmExitTests {
+    static let diskFull = ImgWarmError.cache(path: "/c/ab.png", reason: "write: No space left on device", errno: ENOSPC)
+    static let unwritable = ImgWarmError.cache(path: "/c", reason: "not writable", errno: EACCES)
+
+    @Test(arguments: [
+        // (ending, status, message)
+        (WarmEnding(uniqueCount: 3), 0, nil),
+        (WarmEnding(uniqueCount: 3, failed: 2, maxFailures: 2), 0, nil),
+        (WarmEnding(uniqueCount: 3, failed: 3, maxFailures: 2), 1, nil),
+        (WarmEnding(uniqueCount: 3, reportWriteFailed: true), 1, nil),
+        // Blocked entries are missing from the cache: failures.
+        (WarmEnding(uniqueCount: 3, blocked: 1), 1, nil),
+        (WarmEnding(uniqueCount: 3, failed: 1, blocked: 1, maxFailures: 1), 1, nil),
+        (WarmEnding(uniqueCount: 3, failed: 1, blocked: 1, maxFailures: 2), 0, nil),
+        // A shard that got nothing of the manifest succeeds.
+        (WarmEnding(uniqueCount: 0, outsideShard: 5), 0, nil),
+        // An empty manifest (a generated one may be): nothing to do, a warning.
+        (WarmEnding(uniqueCount: 0), 0, "warning: no entries in the manifests (0 entries)"),
+        // Only unusable lines: they are failed entries.
+        (WarmEnding(uniqueCount: 0, hadProblems: true, failed: 1), 1, "no usable entries in the manifests"),
+        (WarmEnding(uniqueCount: 0, hadProblems: true, failed: 1, reportWriteFailed: true), 1, "no usable entries in the manifests"),
+        (WarmEnding(signal: SIGINT, uniqueCount: 10, done: 4, total: 10), 130, "interrupted by SIGINT; 4 of 10 entries done, 6 not started or cut short (skipped)"),
+        (WarmEnding(signal: SIGINT, uniqueCount: 1, done: 1, total: 1), 130, "interrupted by SIGINT; 1 of 1 entry done"),
+        (WarmEnding(signal: SIGTERM, uniqueCount: 0, failed: 9, done: 0, total: 0), 143, "interrupted by SIGTERM; 0 of 0 entries done"),
+        // A fatal cache error outranks a signal.
+        (WarmEnding(fatal: diskFull, signal: SIGINT, uniqueCount: 10, failed: 1), 3,
+         "/c/ab.png: disk full; stopped (files already written are intact)"),
+        (WarmEnding(fatal: unwritable, uniqueCount: 0), 3, "/c: not writable"),
+    ] as [(WarmEnding, Int32, String?)])
+    func decides(_ ending: WarmEnding, _ status: Int32, _ message: String?) {
+        #expect(WarmExit.decide(ending) == WarmExit(status: status, message: message))
+    }
+}
+
+/// `warm`'s input: manifests, then `--retry-from` reports, into one plan.
+@Suite struct PlanLoaderTests {
+    @Test func readsManifestsThenReportsAndReportsEachProblemWithFileAndLine() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let manifest = dir + "/m.txt", report = dir + "/r.json"
+        try "https://e/a.png\nnot a url\nhttps://e/b.png priority=high\n".write(toFile: manifest, atomically: true, encoding: .utf8)
+        // An earlier --report: only the failed entry with a URL comes back;
+        // one whose URL lost its credentials cannot be fetched as it was.
+        try """
+        {"entries": [{"outcome": "downloaded", "url": "https://e/a.png"},
+                     {"outcome": "failed", "url": "https://e/c.png", "key": "https://e/c.png"},
+                     {"outcome": "failed", "url": "https://***@e/d.png"}]}
+        """.write(toFile: report, atomically: true, encoding: .utf8)
+        let plan = WarmPlan()
+        var lines: [String] = []
+        try PlanLoader(manifests: [manifest], retryFrom: [report]).load(into: plan, problem: { lines.append($0) })
+        #expect(plan.manifestPaths == [manifest, report])
+        #expect(plan.uniqueCount == 3)
+        #expect((0..<plan.count).map(plan.url) == ["https://e/a.png", "https://e/b.png", "https://e/c.png"])
+        #expect(plan.problems.map(\.source) == [ManifestSource(fileIndex: 0, line: 2), ManifestSource(fileIndex: 1, line: 3)])
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix(manifest + ":2: ") == true, "\(lines)")
+        #expect(lines.last?.hasPrefix(report + ":3: ") == true, "\(lines)")
+    }
+
+    @Test func anUnreadableFileStopsTheLoadNamingIt() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let notReport = dir + "/r.json"
+        try "{}".write(toFile: notReport, atomically: true, encoding: .utf8)
+        for loader in [PlanLoader(manifests: [dir + "/missing.txt"]), PlanLoader(manifests: [dir]),
+                       PlanLoader(manifests: [], retryFrom: [notReport])] {
+            #expect {
+                try loader.load(into: WarmPlan(), problem: { _ in })
+            } throws: { error in
+                (error as? ImgWarmError).map { $0.description.hasPrefix(dir) && $0.exitStatus == ExitStatus.usage } == true
+            }
+        }
+    }
+}
