@@ -63,12 +63,14 @@ build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzManifest -o "$out/fuzz-m
   Sources/ImgWarmKit/Download/BodyMemory.swift \
   Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/TerminalText.swift Sources/ImgWarmKit/Support/Version.swift \
   Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift Sources/ImgWarmKit/Support/SystemError.swift \
+  Sources/ImgWarmKit/Support/ImgWarmError.swift Sources/ImgWarmKit/Support/HTTPFacts.swift \
   -lcurl
 echo "fuzz: building the image target" >&2
 build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \
   -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
   fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift \
   Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift \
+  Sources/ImgWarmKit/Support/ImgWarmError.swift \
   "${objs[@]}" "$out/obj/fs.o" \
   -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
 echo "fuzz: building the index target" >&2
@@ -101,11 +103,13 @@ build swiftc -sanitize=fuzzer -parse-as-library -O -g -swift-version 5 -module-n
   -Xcc -fmodule-map-file="$out/module-peak/module.modulemap" \
   fuzz/harness/DecodeMemoryFuzz.swift Sources/ImgWarmKit/Decode/*.swift \
   Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift \
+  Sources/ImgWarmKit/Support/ImgWarmError.swift \
   "${plain[@]}" "$out/obj-plain/fs.o" "$out/obj-plain/peak_malloc.o" -Xlinker --export-dynamic \
   -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
 
-# decode-memory seeds: the image corpus and large valid PNGs (the estimate
-# matters where the decoders allocate much), remade on every run.
+# decode-memory seeds: the image corpus and large valid images of every
+# decoded format (the estimate matters where the decoders allocate much),
+# remade on every run.
 seeds_mem="$out/seeds-decode-memory"
 rm -rf "$seeds_mem" && mkdir -p "$seeds_mem"
 cp fuzz/corpus/image/* "$seeds_mem/"
@@ -120,6 +124,71 @@ for k, (w, h, color, interlaced) in enumerate([(1500, 1500, 6, 0), (1200, 900, 2
     png += chunk(b'IDAT', zlib.compress(raw, 9)) + chunk(b'IEND', b'')
     open(f'{out}/large-{k}.png', 'wb').write(png)
 PY
+
+# Large valid seeds of the other decoded formats, made by the encoders
+# scripts/setup.sh installs (ImageMagick, webp, libavif-bin,
+# libheif-examples, libjxl-tools): smooth pictures, so each stays far below
+# -max_len while its decoder allocates much. An AVIF grid (libavif decodes
+# each tile with a decoder of its own) also comes with its grid item's
+# ispe rewritten to 16x16. A missing encoder fails the run under CI (as a
+# test's missing tool does, Tests/TestSupport/Tools.swift) and only skips
+# its seeds elsewhere.
+encoder() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "${CI:-}" = true ]; then
+    echo "fuzz: $1 not found: the decode-memory seeds need it (CI=true: scripts/setup.sh installs it)" >&2
+    exit 2
+  fi
+  echo "fuzz: warning: $1 not found, its decode-memory seeds are left out (install it, or run scripts/setup.sh)" >&2
+  return 1
+}
+gen="$out/seeds-gen"
+rm -rf "$gen" && mkdir -p "$gen"
+if encoder convert; then
+  convert -size 2000x2000 gradient:'#203040-#e0c080' -depth 8 "$gen/rgb.png"
+  convert -size 1200x1200 gradient:'#203040-#e0c080' -depth 8 \( -size 1200x1200 gradient:white-'#00000080' \) \
+    -alpha off -compose copy_opacity -composite "$gen/rgba.png"
+  convert -size 800x800 gradient:'#102030-#f0e0d0' -depth 8 "$gen/frame-0.png"
+  convert -size 800x800 gradient:'#f0e0d0-#102030' -depth 8 "$gen/frame-1.png"
+  convert "$gen/rgb.png" -quality 85 -interlace none "$seeds_mem/large-baseline.jpg"
+  convert -size 3000x3000 gradient:'#203040-#e0c080' -quality 85 -interlace Plane "$seeds_mem/large-progressive.jpg"
+  convert -size 2500x2500 gradient:'#203040-#e0c080' -quality 90 -sampling-factor 1x1 -interlace Plane \
+    "$seeds_mem/large-progressive-444.jpg"
+  convert -size 1500x1500 gradient:'#203040-#e0c080' -colors 64 "$seeds_mem/large.gif"
+  convert -delay 10 "$gen/frame-0.png" "$gen/frame-1.png" -colors 64 "$seeds_mem/large-animated.gif"
+  if encoder cwebp; then
+    cwebp -quiet -q 75 "$gen/rgb.png" -o "$seeds_mem/large-lossy.webp"
+    cwebp -quiet -lossless "$gen/rgb.png" -o "$seeds_mem/large-lossless.webp"
+    cwebp -quiet -q 75 "$gen/rgba.png" -o "$seeds_mem/large-lossy-alpha.webp"
+  fi
+  if encoder img2webp; then
+    # img2webp says what it wrote on stderr: shown only when it fails.
+    img2webp -loop 0 -lossy "$gen/frame-0.png" -lossless "$gen/frame-1.png" -o "$seeds_mem/large-animated.webp" \
+      >"$gen/img2webp.log" 2>&1 || { cat "$gen/img2webp.log" >&2; exit 2; }
+  fi
+  if encoder avifenc; then
+    avifenc -j 1 -s 10 "$gen/rgb.png" "$seeds_mem/large.avif" >/dev/null
+    avifenc -j 1 -s 10 "$gen/rgba.png" "$seeds_mem/large-alpha.avif" >/dev/null
+    # 4 x 4 tiles of 200x200 out of the 800x800 frame.
+    avifenc -j 1 -s 10 --grid 4x4 "$gen/frame-0.png" "$seeds_mem/large-grid.avif" >/dev/null
+    python3 - "$seeds_mem/large-grid.avif" "$seeds_mem/large-grid-ispe.avif" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+at = data.find(b'ispe\0\0\0\0' + struct.pack('>II', 800, 800))
+assert at > 0, 'no ispe of the grid'
+data[at + 8:at + 16] = struct.pack('>II', 16, 16)
+open(sys.argv[2], 'wb').write(data)
+PY
+  fi
+  if encoder heif-enc; then
+    heif-enc -q 50 "$gen/rgb.png" -o "$seeds_mem/large.heic" >/dev/null
+    heif-enc -q 50 "$gen/rgba.png" -o "$seeds_mem/large-alpha.heic" >/dev/null
+  fi
+  if encoder cjxl; then
+    cjxl -e 3 -d 1 "$gen/rgb.png" "$seeds_mem/large.jxl" >/dev/null 2>&1
+    cjxl -e 3 -d 0 "$gen/rgba.png" "$seeds_mem/large-lossless-alpha.jxl" >/dev/null 2>&1
+  fi
+fi
 
 echo "fuzz: building the png-inflate target" >&2
 build clang -fsanitize=fuzzer,address -O1 -g -I Sources/CImageCodecs/include -o "$out/fuzz-png-inflate" \

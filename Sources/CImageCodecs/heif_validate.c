@@ -62,10 +62,11 @@ static int iw_heif_size_refusal(struct heif_error error, uint64_t max_pixels, iw
 }
 
 /* The size the HEVC decoder will allocate for: the handle's (its ispe),
-   or the coded size in the sequence parameter set of an `hvcC` when
-   larger (an ispe may understate it: libde265 decodes at the SPS's size
-   and libheif 1.15 compares the two only after decoding), re-checked
-   against the image's share (iw_over_memory_share). */
+   or the coded size in the sequence parameter set of an `hvcC` or a grid
+   primary item's canvas when larger (an ispe may understate them:
+   libde265 decodes at the SPS's size, libheif 1.15 compares the two only
+   after decoding, and allocates a grid's canvas at its ImageGrid output
+   size), re-checked against the image's share (iw_over_memory_share). */
 static int iw_heif_memory(const uint8_t *data, size_t len, const struct heif_image_handle *handle, int w, int h,
                           uint64_t max_pixels, iw_result *out) {
     uint32_t cw = 0, ch = 0;
@@ -81,7 +82,7 @@ static int iw_heif_memory(const uint8_t *data, size_t len, const struct heif_ima
     int alpha = heif_image_handle_has_alpha_channel(handle);
     int deep = heif_image_handle_get_luma_bits_per_pixel(handle) > 8;
     if ((uint64_t)cw * ch > (uint64_t)w * (uint64_t)h)
-        return iw_over_memory_share(IW_CODEC_HEIF, cw, ch, alpha, deep, "the HEVC parameter sets", out);
+        return iw_over_memory_share(IW_CODEC_HEIF, cw, ch, alpha, deep, "the HEVC parameter sets or the grid", out);
     return iw_over_memory_share(IW_CODEC_HEIF, (uint64_t)w, (uint64_t)h, alpha, deep, "the container", out);
 }
 

@@ -61,6 +61,50 @@ done:
     return rc;
 }
 
+/* A grid image (ISO/IEC 23008-12 6.6.2.3): columns x rows tiles of
+   tile_width x tile_height, each its own AV1 item, through libavif's
+   avifEncoderAddImageGrid (libavif writes the grid item's data in `idat`
+   and an `ispe` of the whole canvas for it). */
+int iwf_avif_grid(uint32_t tile_width, uint32_t tile_height, uint32_t columns, uint32_t rows, iwf_buffer *out) {
+    memset(out, 0, sizeof *out);
+    uint32_t count = columns * rows;
+    avifEncoder *encoder = avifEncoderCreate();
+    avifImage **tiles = (avifImage **)calloc(count ? count : 1, sizeof *tiles);
+    avifRWData output = AVIF_DATA_EMPTY;
+    int rc = 1;
+    if (!encoder || !tiles || count == 0) goto done;
+    encoder->codecChoice = AVIF_CODEC_CHOICE_AOM;
+    encoder->speed = AVIF_SPEED_FASTEST;
+    encoder->maxThreads = 1;
+    encoder->minQuantizer = 20;
+    encoder->maxQuantizer = 20;
+    for (uint32_t t = 0; t < count; t++) {
+        avifImage *tile = avifImageCreate(tile_width, tile_height, 8, AVIF_PIXEL_FORMAT_YUV420);
+        if (!tile) goto done;
+        tiles[t] = tile;
+        avifImageAllocatePlanes(tile, AVIF_PLANES_YUV);
+        for (uint32_t plane = 0; plane < 3; plane++) {
+            uint32_t pw = plane ? (tile_width + 1) / 2 : tile_width, ph = plane ? (tile_height + 1) / 2 : tile_height;
+            for (uint32_t y = 0; y < ph; y++)
+                for (uint32_t x = 0; x < pw; x++)
+                    tile->yuvPlanes[plane][y * tile->yuvRowBytes[plane] + x] = iwf_sample(x, y, plane, t);
+        }
+    }
+    if (avifEncoderAddImageGrid(encoder, columns, rows, (const avifImage *const *)tiles, AVIF_ADD_IMAGE_FLAG_SINGLE) !=
+        AVIF_RESULT_OK)
+        goto done;
+    if (avifEncoderFinish(encoder, &output) != AVIF_RESULT_OK) goto done;
+    rc = iwf_take(output.data, output.size, out);
+done:
+    avifRWDataFree(&output);
+    if (tiles)
+        for (uint32_t t = 0; t < count; t++)
+            if (tiles[t]) avifImageDestroy(tiles[t]);
+    free(tiles);
+    if (encoder) avifEncoderDestroy(encoder);
+    return rc;
+}
+
 /* MARK: HEIC */
 
 typedef struct {

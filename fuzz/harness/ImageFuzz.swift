@@ -1,10 +1,14 @@
 // libFuzzer entry point for image validation: the sniffers, header
-// readers and the libpng / libjpeg-turbo / giflib shims (built with ASan
-// by scripts/fuzz.sh), with and without full decoding.
+// readers, the decode memory estimate and the libpng / libjpeg-turbo /
+// giflib shims (built with ASan by scripts/fuzz.sh), with and without full
+// decoding.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func imageFuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let raw = UnsafeRawBufferPointer(start: data, count: count)
+    // The decode memory estimate's walks (the JPEG markers, the ISO-BMFF
+    // boxes down to a grid's items) under ASan, for every sniffed format.
+    if let format = ImageFormat.sniff(raw) { _ = DecodeMemory.estimate(format, raw, maxPixels: 1 << 20) }
     for decode in [true, false] {
         var options = ValidationOptions()
         options.decode = decode

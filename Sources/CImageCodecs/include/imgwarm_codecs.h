@@ -109,8 +109,16 @@ int iw_bmff_box_at(const uint8_t *data, size_t end, size_t pos, iw_box *box);
 /* The largest image an AVIF or HEIF decoder may decode in this file, from
    every place a size is written: the items' `ispe`, the coded size in an
    `hvcC`'s sequence parameter set, a track's `tkhd` and its visual sample
-   entries (and their `hvcC`). 0x0 when none is found. */
+   entries (and their `hvcC`), and a `grid` primary item's output size
+   and its tiles laid out (bmff.c). 0x0 when none is found. */
 void iw_bmff_largest_coded_size(const uint8_t *data, size_t len, uint32_t *width, uint32_t *height);
+/* The tiles (rows x columns) of a `grid` primary item; 0 when the primary
+   item is no grid. libavif 0.11 decodes every tile with a decoder of its
+   own, all alive until the canvas is filled: IW_AVIF_TILE_MEMORY each on
+   top of the planes (measured: 1.4 MiB a 4:2:0 8-bit tile of libaom,
+   from 4 to 64 tiles). */
+uint32_t iw_bmff_grid_tiles(const uint8_t *data, size_t len);
+enum { IW_AVIF_TILE_MEMORY = 2 << 20 };
 
 int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 /* How PNG and APNG image data is inflated. FAST (what iw_validate_png

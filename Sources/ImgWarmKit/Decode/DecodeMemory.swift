@@ -48,13 +48,15 @@ public enum DecodeMemory {
         case .webp: return base + webp(bytes)
         case .avif, .heic, .heif:
             // The largest size written anywhere the decoders read one (ispe,
-            // the tracks, the HEVC parameter sets): an ispe alone may
-            // understate what is decoded.
+            // the tracks, the HEVC parameter sets, a grid's output and
+            // tiles): an ispe alone may understate what is decoded.
+            let data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
             var w: UInt32 = 0, h: UInt32 = 0
-            iw_bmff_largest_coded_size(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &w, &h)
+            iw_bmff_largest_coded_size(data, bytes.count, &w, &h)
             let pixels = UInt64(w) * UInt64(h)
             if pixels > maxPixels { return base }
-            return planes(format, pixels: pixels, ContainerFacts(bytes))
+            let facts = ContainerFacts(bytes)
+            return planes(format, pixels: pixels, facts) + (format == .avif ? gridTiles(data, bytes.count, facts) : 0)
         case .jxl:
             // A container cut short still has its size header: libjxl reads
             // it (and allocates for it) before it finds the data missing.
@@ -74,6 +76,12 @@ public enum DecodeMemory {
     static func planes(_ format: ImageFormat, pixels: UInt64, _ facts: ContainerFacts) -> UInt64 {
         let codec: iw_codec_library = format == .avif ? IW_CODEC_AVIF : format == .jxl ? IW_CODEC_JXL : IW_CODEC_HEIF
         return iw_planes_memory(codec, pixels, facts.alpha ? 1 : 0, facts.deep ? 1 : 0)
+    }
+
+    /// libavif's decoders of a grid's tiles, one a tile (and one a tile
+    /// of its alpha grid), alive together (iw_bmff_grid_tiles).
+    static func gridTiles(_ data: UnsafePointer<UInt8>?, _ count: Int, _ facts: ContainerFacts) -> UInt64 {
+        UInt64(iw_bmff_grid_tiles(data, count)) * UInt64(IW_AVIF_TILE_MEMORY) * (facts.alpha ? 2 : 1)
     }
 
     /// The SizeHeader of a bare codestream, or of the first `jxlc` or

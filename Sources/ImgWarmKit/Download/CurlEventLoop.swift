@@ -29,6 +29,9 @@ final class CurlEventLoop: @unchecked Sendable {
     private var retries = RetryTimers()
     private let policy: RetryPolicy
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Monotonic seconds when each transfer's latest redirect hop was sent:
+    /// a 429 to it is judged against its own host's last rate cut.
+    private var hopStarts: [ObjectIdentifier: Double] = [:]
     private let pool: EasyHandlePool
     private let headers: RequestHeaders
     private var cancelled = false
@@ -252,7 +255,10 @@ final class CurlEventLoop: @unchecked Sendable {
     private func followHop(_ transfer: CurlTransfer, _ url: String) -> AttemptOutcome? {
         transfer.follow(url, config: config)
         let added = curl_multi_add_handle(multi, transfer.handle)
-        if added == CURLM_OK { return nil }
+        if added == CURLM_OK {
+            hopStarts[ObjectIdentifier(transfer)] = Self.seconds()
+            return nil
+        }
         return .failure(AttemptFailure(
             errorClass: .network, status: nil,
             message: "libcurl refused the redirected transfer: \(String(cString: curl_multi_strerror(added)))",
@@ -291,15 +297,21 @@ final class CurlEventLoop: @unchecked Sendable {
         let http1 = transfer.wasHTTP1()
         curl_multi_remove_handle(multi, handle)
         pool.give(handle)
+        let hopStarted = hopStarts.removeValue(forKey: ObjectIdentifier(transfer))
+        // The host that answered: after a redirect, the hop's (whose rate
+        // its requests took a token of), not the entry's.
+        let answered = transfer.redirectsFollowed > 0 ? ParsedURL.hostKey(of: transfer.currentURL) : transfer.job.hostKey
         var succeeded = false
         var congestion: ConcurrencyLimiter.Reason?
         switch outcome {
         case .success, .notModified:
             succeeded = true
+            if answered != transfer.job.hostKey { traffic.hopSucceeded(answered, now: Self.seconds()) }
         case .failure(let attempt):
             if attempt.status == 429 || attempt.status == 503 {
                 congestion = .throttled
-                if let line = traffic.throttled(transfer.job.hostKey, startedAt: transfer.startedSeconds, now: Self.seconds()) {
+                if let line = traffic.throttled(answered,
+                                                startedAt: hopStarted ?? transfer.startedSeconds, now: Self.seconds()) {
                     config.onLimitChange?(line)
                 }
             } else if attempt.errorClass == .timeout || (attempt.errorClass == .network && attempt.isTransient) {
@@ -405,6 +417,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         // Frees the transfers' buffers, now that no handle points at them.
         transfers = [:]
+        hopStarts = [:]
         parkedHops = []
         memoryPauses.paused = []
         bandwidth?.paused = []
@@ -427,6 +440,7 @@ final class CurlEventLoop: @unchecked Sendable {
             curl_easy_cleanup(handle)
         }
         transfers = [:]
+        hopStarts = [:]
         parkedHops = []
         pool.destroyAll()
         curl_multi_cleanup(multi)

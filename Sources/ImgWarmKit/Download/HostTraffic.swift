@@ -90,8 +90,19 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
             }
             if let wait = h.bucket!.take(now: now) { return wait }
         }
+        h.throttle.started(now: now)
         h.requests += 1
         return nil
+    }
+
+    /// A redirect hop to `key` (admitted by `admitHop`) was answered with a
+    /// 2xx or 304: the successes a 429 of that host is weighed against.
+    func hopSucceeded(_ key: String, now: Double) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var h = hosts[key] else { return }
+        h.throttle.succeeded(now: now)
+        hosts[key] = h
     }
 
     /// A request admitted by `admit` ended; `succeeded`: with a 2xx or 304.

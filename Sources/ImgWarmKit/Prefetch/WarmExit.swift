@@ -2,17 +2,6 @@
 import Glibc
 #endif
 
-/// The exit statuses of the product contract (docs/cli-contract.md).
-public enum ExitStatus {
-    public static let success: Int32 = 0
-    public static let entriesFailed: Int32 = 1
-    public static let usage: Int32 = 2
-    public static let cacheUnusable: Int32 = 3
-    /// imgwarm itself could not run: libcurl would not start, or an error
-    /// it does not expect. Never 1, which says entries failed.
-    public static let internalFailure: Int32 = 4
-}
-
 /// What a finished `warm` run's exit status is decided on.
 public struct WarmEnding: Sendable {
     /// The cache became unusable (disk full, not writable): the run stopped.

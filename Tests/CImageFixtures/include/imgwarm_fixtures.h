@@ -70,6 +70,11 @@ uint8_t iwf_sample(uint32_t x, uint32_t y, uint32_t channel, uint32_t seed);
    sequence (`avis`, one track); alpha adds an alpha item or track. */
 int iwf_avif(uint32_t width, uint32_t height, uint32_t frames, int alpha, iwf_buffer *out);
 
+/* An AVIF grid: columns x rows AV1 tiles of tile_width x tile_height
+   (4:2:0, 8 bits), the primary item a `grid` whose output is the whole
+   canvas. */
+int iwf_avif_grid(uint32_t tile_width, uint32_t tile_height, uint32_t columns, uint32_t rows, iwf_buffer *out);
+
 /* HEIC through libheif and x265 (quality 50): one primary image, RGB or,
    with alpha, RGBA (an auxiliary alpha image). */
 int iwf_heic(uint32_t width, uint32_t height, int alpha, iwf_buffer *out);

@@ -132,6 +132,24 @@ import TestSupport
         #expect(r.stdout.contains("errors: 1 too-large"), "\(r.stdout)")
     }
 
+    /// An AVIF grid of 3 x 2 tiles of 256x192 whose grid item's `ispe` says
+    /// 16x16: charged at the grid's 768x384 canvas and a decoder a tile
+    /// (8.25 MiB + 768 x 384 x 16 bytes + 6 x 2 MiB: 24.8 MiB; the largest
+    /// `ispe`, a tile's, would give 9.0 MiB and let libavif decode it).
+    @Test func anAVIFGridWithAFalseIspeIsChargedAtItsCanvas() throws {
+        var grid = Self.bytes { iwf_avif_grid(256, 192, 3, 2, $0) }
+        let claim = Array("ispe".utf8) + [0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 128]
+        let at = try #require((0...(grid.count - claim.count)).first { Array(grid[$0..<($0 + claim.count)]) == claim })
+        grid.replaceSubrange((at + 8)..<(at + 16), with: [0, 0, 0, 16, 0, 0, 0, 16])
+        let f = try WarmFixture()
+        f.server.setFile("/grid.avif", bytes: grid, contentType: "image/avif")
+        let manifest = f.writeManifest([f.server.url("/grid.avif")])
+        let r = try f.warm([manifest, "--decode-memory", "20MiB"])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("\(f.server.url("/grid.avif")): AVIF 768x384 needs an estimated 24."), "\(r.stderr)")
+        #expect(r.stdout.contains("errors: 1 too-large"), "\(r.stdout)")
+    }
+
     /// A progressive JPEG of 2,112 scans, each a pass over every block:
     /// stopped by --decode-timeout in warm (failed as too-complex, not on
     /// the failed-URL list) and in cache verify (not checked, kept).

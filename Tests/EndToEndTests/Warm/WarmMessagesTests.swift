@@ -28,6 +28,18 @@ import TestSupport
         #expect(!r.stderr.contains("after the URL"), "\(r.stderr)")
     }
 
+    /// A value the download engine refuses is a usage error like any
+    /// other: status 2 and one `imgwarm:` line, never 1 (which says
+    /// entries failed), and no request is made.
+    @Test func aValueTheEngineRefusesIsAUsageError() throws {
+        let f = try WarmFixture()
+        let manifest = f.writeManifest(f.servePNGs(1))
+        let r = try f.warm([manifest, "--user-agent", "a\rb"])
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr == "imgwarm: user agent must be one line\n", "\(r.stderr)")
+        #expect(f.server.totalRequests == 0)
+    }
+
     /// `--cache=~/c`: no shell expands that `~`; the folder is not made.
     @Test(arguments: [["--cache=~/c"], ["--cache", "~/c"], ["--cache", "~"]])
     func aCacheStartingWithTildeIsRefused(_ cacheArgs: [String]) throws {

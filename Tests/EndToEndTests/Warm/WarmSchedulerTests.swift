@@ -77,6 +77,44 @@ struct WarmSchedulerTests {
         #expect(hops.last! - hops.first! >= Double(n - 1) * 0.98, "\(hops)")
     }
 
+    /// A 429 to a redirect hop cuts the rate of the host that answered it:
+    /// entries on one server (`localhost`) redirect to another
+    /// (`127.0.0.1`, another port) that allows 10 requests a second and
+    /// answers 429 above it. The report and `-v` charge the 429s and the
+    /// rate cut to the second host, whose later hops take their tokens at
+    /// the cut rate, and leave the entries' host unthrottled.
+    @Test func aThrottledRedirectHopCutsTheRateOfTheHostThatAnswered() throws {
+        let f = try WarmFixture()
+        let target = try TestHTTPServer.start()
+        defer { target.shutdown() }
+        let n = 30
+        let urls = (0..<n).map { i -> String in
+            let path = "/img/\(i).png"
+            target.setFile(path, bytes: TinyPNG.make(width: 6, height: 6, seed: i), contentType: "image/png")
+            return "http://localhost:\(f.server.port)/redirect-to?url="
+                + target.url("/throttle/10" + path).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        }
+        let report = f.dir + "/r.json"
+        let r = try f.warm([f.writeManifest(urls), "--retries", "8", "--report", report, "-v"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(f.cacheFiles().count == n)
+        #expect(target.throttledCount > 0)
+        let entryHost = "http://localhost:\(f.server.port)", hopHost = "http://127.0.0.1:\(target.port)"
+        #expect(r.stderr.contains("\(hopHost): 429/503, rate"), "\(r.stderr)")
+        #expect(!r.stderr.contains("\(entryHost): 429/503"), "\(r.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as! [String: Any]
+        let hosts = try #require(json["hosts"] as? [[String: Any]])
+        let entry = try #require(hosts.first { $0["host"] as? String == entryHost }, "\(hosts)")
+        let hop = try #require(hosts.first { $0["host"] as? String == hopHost }, "\(hosts)")
+        #expect(entry["throttled_responses"] as? Int == 0, "\(entry)")
+        #expect(entry["rate_cuts"] as? Int == 0, "\(entry)")
+        #expect(entry["throttled_rate"] is NSNull, "\(entry)")
+        #expect(hop["throttled_responses"] as? Int == target.throttledCount, "\(hop)")
+        #expect((hop["rate_cuts"] as? Int ?? 0) >= 1, "\(hop)")
+        let rate = try #require(hop["throttled_rate"] as? Double, "\(hop)")
+        #expect(rate <= 12, "\(hop)")
+    }
+
     /// `--limit-rate 500k` (500 KiB, as curl reads it): 2.4 MB in about
     /// 4.7 s, the bytes a second of the whole run within 5%.
     @Test func bandwidthCapHoldsWithinFivePercent() throws {

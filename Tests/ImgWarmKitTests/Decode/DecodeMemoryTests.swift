@@ -1,3 +1,4 @@
+import CImageCodecs
 import CImageFixtures
 import Foundation
 import Testing
@@ -110,6 +111,147 @@ private func frame(_ bytes: [UInt8]) -> DecodeMemory.JPEGFrame? {
         #expect(failure.reason == "JPEG 1000x1000 needs an estimated 3.2 MiB to decode, more than the decode memory budget of 1.0 MiB (--decode-memory)")
         options.decodeMemory = DecodeMemoryGate(limit: 4 << 20)
         #expect(ImageValidator.validate(jpeg, options: options) == .success(ImageInfo(format: .jpeg, width: 1000, height: 1000, frames: 1)))
+    }
+}
+
+/// A `grid` primary item (ISO/IEC 23008-12 6.6.2.3 ImageGrid: version,
+/// flags (bit 0: 32-bit sizes), rows_minus_one, columns_minus_one,
+/// output_width, output_height, in the item's data through `iloc`) is
+/// sized from its output and its tiles, not from an `ispe` that may lie.
+@Suite struct DecodeMemoryGridTests {
+    static func coded(_ bytes: [UInt8]) -> (width: UInt32, height: UInt32, tiles: UInt32) {
+        var w: UInt32 = 0, h: UInt32 = 0
+        let tiles = bytes.withUnsafeBufferPointer { p in
+            iw_bmff_largest_coded_size(p.baseAddress, p.count, &w, &h)
+            return iw_bmff_grid_tiles(p.baseAddress, p.count)
+        }
+        return (w, h, tiles)
+    }
+
+    /// The grid item's own `ispe` rewritten to 16x16 (the tiles' left as
+    /// they are): the claim an estimate from the largest `ispe` believed.
+    static func lyingGrid() -> (honest: [UInt8], lying: [UInt8]) {
+        let grid = ModernFixture.avifGrid(tile: 256, 192, columns: 3, rows: 2)
+        var lying = grid
+        for at in ModernFixture.ispeOffsets(grid) where ModernFixture.be32(grid, at + 12) == 768 && ModernFixture.be32(grid, at + 16) == 384 {
+            Fixture.put32(&lying, at + 12, 16)
+            Fixture.put32(&lying, at + 16, 16)
+        }
+        return (grid, lying)
+    }
+
+    /// libavif's grid (3 x 2 tiles of 256x192): 768x384 and 6 tiles, the
+    /// same when the grid item's `ispe` says 16x16, or when every `ispe`
+    /// does (the tiles' too).
+    @Test func aGridIsSizedFromItsOutputWhateverTheIspeSays() throws {
+        let (grid, lying) = Self.lyingGrid()
+        #expect(lying != grid)
+        let allLying = ModernFixture.withISPE(grid, width: 16, height: 16)
+        #expect(Self.coded(grid) == (768, 384, 6))
+        #expect(Self.coded(lying) == (768, 384, 6))
+        #expect(Self.coded(allLying) == (768, 384, 6))
+        let planes = DecodeMemory.base + (8 << 20) + 768 * 384 * 16
+        #expect(estimate(grid, .avif) == planes + 6 * UInt64(IW_AVIF_TILE_MEMORY))
+        #expect(estimate(lying, .avif) == estimate(grid, .avif))
+        #expect(estimate(allLying, .avif) == estimate(grid, .avif))
+        // HEIF charges the canvas, not the tiles' decoders (libheif decodes
+        // one tile at a time into it).
+        #expect(estimate(lying, .heif) == DecodeMemory.base + (2 << 20) + 768 * 384 * 6)
+    }
+
+    /// The real decoders, given the estimate as their share: libavif
+    /// decodes the grid at its output size (and fails the lying one when
+    /// its canvas comes out larger than the `ispe`); libheif decodes the
+    /// lying one whole, into the canvas of the grid's output size.
+    @Test func theDecodersDecodeAGridAtTheSizeTheEstimateCharges() throws {
+        let (grid, lying) = Self.lyingGrid()
+        for format in [ImageFormat.avif, .heif] {
+            let info = try grid.withUnsafeBytes {
+                try CodecBridge.decode(format, $0, maxPixels: 100_000_000, memoryShare: estimate(grid, format)).get()
+            }
+            #expect(info.width == 768 && info.height == 384, "\(format): \(info)")
+        }
+        let avif = lying.withUnsafeBytes { CodecBridge.decode(.avif, $0, maxPixels: 100_000_000, memoryShare: estimate(lying, .avif)) }
+        guard case .failure(let failure) = avif else {
+            Issue.record("libavif passed a grid whose ispe lies: \(avif)")
+            return
+        }
+        #expect(failure.description.contains("frame 1 is 768x384, the container says 16x16"), "\(failure)")
+        let heif = lying.withUnsafeBytes { CodecBridge.decode(.heif, $0, maxPixels: 100_000_000, memoryShare: estimate(lying, .heif)) }
+        #expect((try? heif.get()) != nil, "\(heif)")
+    }
+
+    static func be16(_ v: UInt32) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+
+    /// A `meta` by hand: item 1 a grid whose data (`grid`) is in `idat`
+    /// (iloc version 1, construction_method 1, 4-byte offset and length),
+    /// items 2... `hvc1` tiles referenced by `dimg`, each with property 1,
+    /// an `ispe` of `tile`; the grid item with property 2, an `ispe` of
+    /// 16x16. ISO/IEC 14496-12 8.11 (pitm, iinf/infe v2, iloc, iref) and
+    /// ISO/IEC 23008-12 9.3 (ipco, ipma).
+    static func handMade(grid: [UInt8], tiles: Int, tile: (UInt32, UInt32), gridOffset: UInt32 = 0,
+                         gridLength: UInt32? = nil) -> [UInt8] {
+        let ids = (0..<tiles).map { UInt32($0 + 2) }
+        let infe = box("infe", [2, 0, 0, 0] + be16(1) + be16(0) + Array("grid".utf8) + [0])
+            + ids.flatMap { box("infe", [2, 0, 0, 0] + be16($0) + be16(0) + Array("hvc1".utf8) + [0]) }
+        let iinf = box("iinf", [0, 0, 0, 0] + be16(UInt32(tiles + 1)) + infe)
+        let iloc = box("iloc", [1, 0, 0, 0, 0x44, 0x00] + be16(1) + be16(1) + be16(1) + be16(0) + be16(1)
+            + be32(gridOffset) + be32(gridLength ?? UInt32(grid.count)))
+        let iref = box("iref", [0, 0, 0, 0] + box("dimg", be16(1) + be16(UInt32(tiles)) + ids.flatMap { be16($0) }))
+        let ipco = box("ipco", box("ispe", [0, 0, 0, 0] + be32(tile.0) + be32(tile.1))
+            + box("ispe", [0, 0, 0, 0] + be32(16) + be32(16)))
+        let ipma = box("ipma", [0, 0, 0, 0] + be32(UInt32(tiles + 1)) + be16(1) + [1, 0x82]
+            + ids.flatMap { be16($0) + [1, 0x81] })
+        let meta = box("meta", [0, 0, 0, 0] + box("hdlr", [UInt8](repeating: 0, count: 24)) + box("pitm", [0, 0, 0, 0] + be16(1))
+            + iinf + iloc + iref + box("iprp", ipco + ipma) + box("idat", grid))
+        return box("ftyp", Array("heic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8)) + meta
+    }
+
+    struct GridCase: CustomTestStringConvertible, Sendable {
+        var name: String
+        var bytes: [UInt8]
+        var width: UInt32, height: UInt32, tiles: UInt32
+        var testDescription: String { name }
+    }
+
+    static let cases: [GridCase] = [
+        // 16-bit sizes: 2 x 2 tiles of 512x512, output 1000x1000.
+        GridCase(name: "16-bit output within its tiles",
+                 bytes: handMade(grid: [0, 0, 1, 1] + be16(1000) + be16(1000), tiles: 4, tile: (512, 512)),
+                 width: 1024, height: 1024, tiles: 4),
+        // flags bit 0: 32-bit sizes; an output larger than the tiles.
+        GridCase(name: "32-bit output over its tiles",
+                 bytes: handMade(grid: [0, 1, 0, 1] + be32(70000) + be32(3), tiles: 2, tile: (64, 64)),
+                 width: 70000, height: 3, tiles: 2),
+        // The tiles claimed larger than the output: rows x columns of them.
+        GridCase(name: "tiles over the output",
+                 bytes: handMade(grid: [0, 0, 2, 0] + be16(16) + be16(16), tiles: 3, tile: (300, 200)),
+                 width: 300, height: 600, tiles: 3),
+        // The grid data is not where iloc says: no grid claim, the ispes only.
+        GridCase(name: "extent past idat",
+                 bytes: handMade(grid: [0, 0, 1, 1] + be16(4000) + be16(4000), tiles: 4, tile: (512, 512), gridOffset: 4),
+                 width: 512, height: 512, tiles: 0),
+        GridCase(name: "extent length past idat",
+                 bytes: handMade(grid: [0, 0, 1, 1] + be16(4000) + be16(4000), tiles: 4, tile: (512, 512), gridLength: 0xFFFF_FFF0),
+                 width: 512, height: 512, tiles: 0),
+        // 32-bit flag without the 32-bit fields: the output is not read,
+        // the tiles still are.
+        GridCase(name: "32-bit flag, 8 bytes",
+                 bytes: handMade(grid: [0, 1, 0, 1] + be16(4000) + be16(4000), tiles: 2, tile: (100, 100)),
+                 width: 200, height: 100, tiles: 2),
+        // Data cut short anywhere in meta: never a read past it.
+        GridCase(name: "cut inside iloc",
+                 bytes: Array(handMade(grid: [0, 0, 1, 1] + be16(1000) + be16(1000), tiles: 4, tile: (512, 512)).prefix(150)),
+                 width: 0, height: 0, tiles: 0),
+    ]
+
+    @Test(arguments: cases) func handMadeGrids(_ c: GridCase) {
+        let got = Self.coded(c.bytes)
+        #expect(got == (c.width, c.height, c.tiles), "\(got)")
+        // Every prefix of the file is read without a fault (ASan in the
+        // fuzzers; here, only that it returns).
+        for n in stride(from: 0, to: c.bytes.count, by: 7) { _ = Self.coded(Array(c.bytes.prefix(n))) }
     }
 }
 

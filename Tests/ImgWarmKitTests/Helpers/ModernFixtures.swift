@@ -15,6 +15,10 @@ enum ModernFixture {
         Fixture.take { iwf_heic(width, height, alpha ? 1 : 0, $0) }
     }
 
+    static func avifGrid(tile width: UInt32, _ height: UInt32, columns: UInt32, rows: UInt32) -> [UInt8] {
+        Fixture.take { iwf_avif_grid(width, height, columns, rows, $0) }
+    }
+
     static func jxl(_ width: UInt32, _ height: UInt32, frames: UInt32 = 1, container: Bool = false) -> [UInt8] {
         Fixture.take { iwf_jxl(width, height, frames, container ? 1 : 0, $0) }
     }

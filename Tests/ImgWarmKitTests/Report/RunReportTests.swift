@@ -9,14 +9,16 @@ import Testing
     /// One manifest `m.txt` of six entries and two unusable lines, with the
     /// results a run left, over a cache holding the downloaded entry.
     final class Run {
-        let dir = makeTempDirectory("imgwarm-report")
-        let plan = WarmPlan()
+        let dir: String
+        let plan: WarmPlan
         let ledger: RunLedger
         let cache: DiskCache
         let storedPath: String
 
         init() throws {
-            cache = DiskCache(directory: dir + "/cache")
+            let dir = makeTempDirectory("imgwarm-report")
+            let plan = WarmPlan()
+            let cache = DiskCache(directory: dir + "/cache")
             try cache.prepare()
             _ = plan.addManifestPath("m.txt")
             func entry(_ url: String, key: String? = nil, line: Int) -> ManifestEntry {
@@ -31,7 +33,7 @@ import Testing
             plan.add(entry("https://h.example/e.avif", line: 7))
             plan.add(ManifestProblem(source: ManifestSource(fileIndex: 0, line: 9), reason: "no host"))
             plan.finalize()
-            ledger = RunLedger(entries: plan.count, problems: plan.problems.count)
+            let ledger = RunLedger(entries: plan.count, problems: plan.problems.count)
 
             var downloaded = EntryResult()
             downloaded.outcome = .downloaded
@@ -42,7 +44,7 @@ import Testing
             downloaded.width = 4
             downloaded.height = 2
             downloaded.attempts = 1
-            storedPath = try cache.store([1, 2, 3], for: plan.entryName(0, in: cache))
+            let storedPath = try cache.store([1, 2, 3], for: plan.entryName(0, in: cache))
             ledger.record(0, downloaded, image: ImageInfo(format: .png, width: 4, height: 2, frames: 1),
                           response: ResponseFacts(contentType: "image/png", vary: nil))
 
@@ -67,6 +69,11 @@ import Testing
             blocked.outcome = .blocked
             blocked.error = .badImage
             ledger.record(5, blocked)
+            self.dir = dir
+            self.plan = plan
+            self.ledger = ledger
+            self.cache = cache
+            self.storedPath = storedPath
         }
 
         deinit { try? FileManager.default.removeItem(atPath: dir) }
@@ -149,7 +156,7 @@ import Testing
         #expect(!text.contains("alice") && !text.contains("pw@") && !text.contains("token=T"))
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let entries = try #require(json["entries"] as? [[String: Any]])
-        #expect(entries.map { $0["source"] as? String } == Self.expected.map(\.source))
+        #expect(entries.compactMap { $0["source"] as? String } == Self.expected.map(\.source))
         #expect(entries[2]["status"] as? Int == 404)
         #expect(entries[1]["url"] is NSNull)
         #expect((json["hosts"] as? [Any])?.isEmpty == true)

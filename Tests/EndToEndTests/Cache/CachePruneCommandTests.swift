@@ -2,6 +2,54 @@ import Foundation
 import Testing
 import TestSupport
 @testable import ImgWarmKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway cache folder whose files get chosen access times.
+private final class PruneFolder {
+    let directory: String
+    static let day: Int64 = 86_400 * 1_000_000_000
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.path + "/imgwarm-prune-cli-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    func path(_ relative: String) -> String { directory + "/" + relative }
+
+    /// 4096 bytes at `relative` (folders made) with these access and
+    /// modification times, nanoseconds since 1970 (the mtime a fixed date
+    /// in 2027: a prune by access date must not go by it).
+    func file(_ relative: String, atime: Int64, mtime: Int64 = 1_800_000_000 * 1_000_000_000) throws {
+        let p = path(relative)
+        try FileManager.default.createDirectory(atPath: (p as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: p, contents: Data(repeating: 0x5A, count: 4096)))
+        func spec(_ ns: Int64) -> timespec { timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000)) }
+        var times = [spec(atime), spec(mtime)]
+        #expect(utimensat(AT_FDCWD, p, &times, AT_SYMLINK_NOFOLLOW) == 0)
+    }
+
+    /// Allocated bytes of a file (what prune sums).
+    func allocated(_ relative: String) -> Int64 {
+        var st = stat()
+        guard lstat(path(relative), &st) == 0 else { return -1 }
+        return Int64(st.st_blocks) * 512
+    }
+
+    /// Every file under the folder, hidden ones included, relative and sorted.
+    func remaining() -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: directory)
+        var out: [String] = []
+        while let item = enumerator?.nextObject() as? String {
+            var st = stat()
+            if lstat(path(item), &st) == 0, (st.st_mode & S_IFMT) != S_IFDIR { out.append(item) }
+        }
+        return out.sorted()
+    }
+}
 
 /// `imgwarm cache prune` as a user runs it: the binary TestSupport's
 /// BinaryRunner finds.
@@ -18,9 +66,9 @@ import TestSupport
     }
 
     @Test func dryRunJSONThenRealRun() throws {
-        let f = try PruneFixture()
+        let f = try PruneFolder()
         let realNow = Int64(Date().timeIntervalSince1970 * 1e9)
-        let day = PruneFixture.day
+        let day = PruneFolder.day
         try f.file("expired.jpg", atime: realNow - 40 * day)
         try f.file("older.jpg", atime: realNow - 5 * day)
         try f.file("newer.jpg", atime: realNow - 4 * day)
@@ -60,9 +108,9 @@ import TestSupport
     /// A neighbour's file name with ESC, BEL and a newline (a forged line)
     /// reaches the dry-run listing escaped, as every other output does.
     @Test func dryRunListingEscapesFileNames() throws {
-        let f = try PruneFixture()
+        let f = try PruneFolder()
         let realNow = Int64(Date().timeIntervalSince1970 * 1e9)
-        try f.file("e\u{1B}]0;PWNED\u{07}\nforged.png", atime: realNow - 40 * PruneFixture.day)
+        try f.file("e\u{1B}]0;PWNED\u{07}\nforged.png", atime: realNow - 40 * PruneFolder.day)
         let dry = try imgwarm(["cache", "prune", "--cache", f.directory, "--max-age", "1d", "--dry-run"])
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(!dry.stdout.contains("\u{1B}") && !dry.stdout.contains("\u{07}"), "\(dry.stdout)")
@@ -71,7 +119,7 @@ import TestSupport
     }
 
     @Test func exitStatuses() throws {
-        let f = try PruneFixture()
+        let f = try PruneFolder()
         let noLimit = try imgwarm(["cache", "prune", "--cache", f.directory])
         #expect(noLimit.status == 2)
         #expect(noLimit.stderr == "imgwarm: give --max-age, --max-size or both\n")
