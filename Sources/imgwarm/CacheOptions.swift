@@ -72,7 +72,7 @@ struct CacheOptions: ParsableArguments {
     var frescoVersion: String?
 
     /// The kind's layout with the options every command shares.
-    func configuredLayout() throws -> any CacheLayout {
+    func configuredLayout() throws -> any BuiltInLayout {
         // A usage error before anything about the folder (exit 2 before 3).
         if frescoVersion != nil, let asked = try explicitLayoutKind(), asked != .fresco {
             throw ImgWarmError.usage("--fresco-version has no meaning under --layout \(asked.rawValue)")
@@ -147,7 +147,10 @@ struct CacheOptions: ParsableArguments {
         } catch let error as ImgWarmError where error.errno == ENOENT {
             return
         }
-        try CacheRecognition.require(root, layout: cache.layout.kind, force: force, purpose: purpose,
+        guard let kind = cache.layout.builtInKind else {
+            throw ImgWarmError.cache(path: cache.directory, reason: "--layout \(cache.layout.name) has no recognition rule; nothing written or removed")
+        }
+        try CacheRecognition.require(root, layout: kind, force: force, purpose: purpose,
                                      survey: Self.survey(cache.directory))
     }
 
@@ -165,9 +168,10 @@ struct CacheOptions: ParsableArguments {
 
     /// The cache as it is, without creating anything (read-only commands);
     /// `layout` replaces the kind's default settings (warm's --expiration).
-    func existingCache(layout: (any CacheLayout)? = nil) throws -> DiskCache {
+    /// `writer`: how stores copy bytes (warm's test hook may slow it).
+    func existingCache(layout: (any BuiltInLayout)? = nil, writer: FileWriter = .direct) throws -> DiskCache {
         let layout = try layout ?? configuredLayout()
-        return DiskCache(directory: directory(for: layout.kind), layout: layout)
+        return DiskCache(directory: directory(for: layout.kind), layout: layout, writer: writer)
     }
 
     /// What a `cache` command makes of a cache folder that does not exist.

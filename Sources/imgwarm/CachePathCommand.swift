@@ -19,7 +19,7 @@ struct CachePathCommand: ParsableCommand {
 
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: .isEmpty, listing: false)
-        try cache.openIndex(writable: false)
+        try cache.openBackend(writable: false)
         var allExist = true
         for argument in urls {
             // The default key of a manifest line with this URL (a layout

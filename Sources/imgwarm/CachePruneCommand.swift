@@ -74,21 +74,10 @@ struct CachePruneCommand: ParsableCommand {
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: .fails)
         if !dryRun { try cacheOptions.requireRecognised(cache, force: force, purpose: .delete) }
-        if let index = cache.index { return try runIndexed(cache, index) }
-        if maxObjects != nil { throw ImgWarmError.usage("--max-objects has no meaning under --layout \(cache.layout.kind.rawValue): only flutter_cache_manager counts objects") }
-        var options = self.options(layout: cache.layout)
-        // Checked here rather than in validate(): an ImgWarmError prints the one
-        // line the contract asks for, where a ValidationError adds the usage.
-        try options.validate()
         if keep.filter({ $0 == "-" }).count > 1 { throw ImgWarmError.usage("--keep - (standard input) can be given once") }
+        var options = self.options(layout: cache.layout)
         options.pinned = try loadPinned(layout: cache.layout)
-        // Share the cache with concurrent warms; keep `cache clear --all`
-        // out meanwhile. A cache no imgwarm run has used gets no lock file
-        // (and a dry run touches nothing). The walk and every removal go
-        // relative to the folder the session opened.
-        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
-        defer { withExtendedLifetime(session) {} }
-        let result = try CachePruner(root: cache.rootFolder!, options: options).run()
+        let result = try CachePrune.run(cache, options: options)
         let out = OutputLines()
         if json {
             PruneReport.json(result, includeFiles: dryRun) { out.write($0) }
@@ -102,29 +91,6 @@ struct CachePruneCommand: ParsableCommand {
             let more = result.failed > 1 ? " (and \(result.failed - 1) more \(result.failed == 2 ? "file" : "files"))" : ""
             throw ImgWarmError.cache(path: "\(cache.directory)/\(failure.path ?? "")", reason: "\(failure.detail)\(more)", errno: failure.errno)
         }
-    }
-
-    /// A layout with an index (DiskLruCache journal, flutter database)
-    /// prunes through it, with its library's eviction.
-    private func runIndexed(_ cache: DiskCache, _ index: any CacheIndex) throws {
-        var options = self.options(layout: cache.layout)
-        if keep.filter({ $0 == "-" }).count > 1 { throw ImgWarmError.usage("--keep - (standard input) can be given once") }
-        options.pinned = try loadPinned(layout: cache.layout)
-        // The same preparation as the folder layouts: folders checked, the
-        // lock shared with warms.
-        let session = try CacheSession(cache, for: options.dryRun ? .pruneDryRun : .prune)
-        defer { withExtendedLifetime(session) {} }
-        let result = try index.prune(options)
-        let out = OutputLines()
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            out.write(String(decoding: try encoder.encode(result), as: UTF8.self))
-        } else {
-            if dryRun { for r in result.removed { out.write("\(TerminalText.escaped(r.path)): \(r.reason) (\(r.bytes) bytes)") } }
-            out.write(result.summary)
-        }
-        out.flush()
     }
 
     /// The names of the --keep manifests. A manifest that cannot be read is a

@@ -15,7 +15,7 @@ struct CacheStatsCommand: ParsableCommand {
 
     func run() throws {
         let cache = try cacheOptions.inspectedCache(missing: .isEmpty)
-        try cache.openIndex(writable: false)
+        try cache.openBackend(writable: false)
         let stats = try CacheStatistics.collect(cache)
         if let skipped = stats.skipped { printError(skipped) }
         if json {

@@ -242,7 +242,7 @@ struct WarmCommand: ParsableCommand {
 
     /// The layout with warm's settings: `--expiration` is Kingfisher's
     /// (the others keep no deadline in their files).
-    func layout() throws -> any CacheLayout {
+    func layout() throws -> any BuiltInLayout {
         // configuredLayout first: its usage errors (exit 2) come before
         // what the folder holds (exit 3).
         let configured = try cacheOptions.configuredLayout()

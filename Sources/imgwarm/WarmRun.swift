@@ -19,7 +19,7 @@ struct WarmRun {
             printError("warning: --insecure: TLS certificates and host names are not verified; anyone on the network path can serve these images (the report records it)")
         }
         BufferAllocator.tuneForBulkBuffers()
-        let cache = try c.cacheOptions.existingCache(layout: c.layout())
+        let cache = try c.cacheOptions.existingCache(layout: c.layout(), writer: SlowWrites.writer(ProcessInfo.processInfo.environment))
         // A folder that holds something else (a home, a project) does not
         // become a cache by a warm into it.
         if !c.dryRun { try c.cacheOptions.requireRecognised(cache, force: c.force, purpose: .write) }
@@ -30,7 +30,7 @@ struct WarmRun {
         defer { withExtendedLifetime(session) {} }
         let state = session.state
         // What later runs detect the layout by.
-        if !c.dryRun, let folder = cache.stateFolder { LayoutRecord.recordIfMissing(cache.layout.kind, in: folder) }
+        if !c.dryRun, let folder = cache.stateFolder, let kind = cache.layout.builtInKind { LayoutRecord.recordIfMissing(kind, in: folder) }
 
         // Manifests → plan.
         let plan = WarmPlan(defaultPriority: c.priority.priority,
@@ -39,7 +39,7 @@ struct WarmRun {
         var manifestOptions = ManifestOptions()
         manifestOptions.stripQueryFromKeys = c.keyStripQuery
         if let urlKeys = cache.layout.manifestKeyRule {
-            if c.keyStripQuery { throw ImgWarmError.usage("--key-strip-query has no meaning under --layout \(cache.layout.kind.rawValue): \(urlKeys.why)") }
+            if c.keyStripQuery { throw ImgWarmError.usage("--key-strip-query has no meaning under --layout \(cache.layout.name): \(urlKeys.why)") }
             manifestOptions.urlKeys = urlKeys
         }
         let inputs = c.inputs
@@ -56,7 +56,7 @@ struct WarmRun {
         config.headerRules = try c.headerRules()
         if let ua = c.userAgent { config.userAgent = ua }
         config.insecure = c.insecure
-        config.recordsResponseDetail = cache.layout.kind == .okhttp
+        config.recordsResponseDetail = cache.layout.keepsResponseDetail
         config.allowHTTPRedirect = c.allowHTTPRedirect
         c.network.apply(to: &config, environment: ProcessInfo.processInfo.environment)
 
@@ -92,10 +92,7 @@ struct WarmRun {
         config.onWarning = { line in warningLog.print(line) }
         let downloader = c.dryRun ? nil : try Downloader(configuration: config)
         let engine: DownloadEngine = downloader ?? NoNetwork()
-        // The kill tests' slow writes (a test-only store) are chosen here,
-        // never inside the cache's write path.
-        let store = SlowWriteStore.fromEnvironment(ProcessInfo.processInfo.environment, cache: cache)
-        let prefetcher = Prefetcher(plan: plan, cache: cache, store: store, state: state, engine: engine,
+        let prefetcher = Prefetcher(plan: plan, cache: cache, store: cache, state: state, engine: engine,
                                     options: options, validate: ImageValidator.validate)
         let mode = c.quiet ? .none : c.progress
         let progress = ProgressPrinter(mode: mode, ledger: prefetcher.ledger)
@@ -128,7 +125,7 @@ struct WarmRun {
         progress.start()
         prefetcher.run()  // shuts the engine down when done
         // The READ lines and touched dates still buffered.
-        do { try cache.closeIndex() } catch { printError("\(error)") }
+        do { try cache.closeBackend() } catch { printError("\(error)") }
         progress.stop()
         signals.stop()
 

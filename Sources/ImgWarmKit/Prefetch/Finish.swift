@@ -4,8 +4,9 @@ import Glibc
 
 /// What the store stage did with an entry's body (or, for a 304, its file).
 public enum StoreResult: Sendable {
-    /// Written atomically under the entry's name.
-    case stored
+    /// Written atomically under the entry's name; the final path of its
+    /// image bytes, as the backend wrote it (what the report shows).
+    case stored(path: String)
     /// A 304 kept the cached file and renewed its time; its size.
     case renewed(bytes: Int64)
     /// A 304, but the cached file was removed meanwhile (a concurrent prune).

@@ -53,7 +53,7 @@ struct PlanRows: RunRows {
             var file: String?
             // The name from the plan's MD5: the report hashes no key again.
             if wr.fileExists {
-                file = cache.existingPath(for: plan.entryName(index, in: cache))
+                file = ledger.path(winner) ?? cache.path(for: plan.entryName(index, in: cache))
             } else if r.outcome == .wouldDownload {
                 file = cache.path(for: plan.entryName(index, in: cache))
             }

@@ -109,7 +109,7 @@ public final class Prefetcher: @unchecked Sendable {
             let index = Int(plan.order[position]), started = DispatchTime.now()
             let lookup = lookups.lookup(at: position)
             let url = plan.url(index)
-            if cache.layout.kind == .flutter, let refusal = FlutterLayout.refusal(url: url, key: plan.key(index)) {
+            if let refusal = cache.layout.refusal(url: url, key: plan.key(index)) {
                 var r = EntryResult()
                 r.outcome = .failed
                 r.error = .invalidURL
@@ -126,7 +126,8 @@ public final class Prefetcher: @unchecked Sendable {
                     .map { HTTPValidators(etag: $0.etag, lastModified: $0.lastModified) }
             }
             guard case .fetch(let validators) = decision else {
-                record(index, Finish.triaged(decision) ?? EntryResult(), started: started)
+                record(index, Finish.triaged(decision) ?? EntryResult(), started: started,
+                       path: unplanned(lookup.existing?.path, for: lookup.name))
                 continue
             }
             pipeline.wait()
@@ -173,7 +174,10 @@ public final class Prefetcher: @unchecked Sendable {
                     recorder.batch.add(out.changes)
                     if let fatal = out.fatal { cancel(fatal: fatal) }
                     if out.announce, let reason = out.reason { onFailure?("\(Redaction.url(entry.url)): \(reason)") }
-                    record(index, out.entry, started: started, reason: out.reason, image: out.image, response: out.response)
+                    var path = lookup.existing?.path
+                    if case .stored(let written)? = stored { path = written }
+                    record(index, out.entry, started: started, reason: out.reason, image: out.image, response: out.response,
+                           path: out.entry.fileExists ? unplanned(path, for: lookup.name) : nil)
                     // The slot is freed only when the entry is done, so
                     // bodies waiting on the budget gate stay bounded.
                     pipeline.signal()
@@ -185,8 +189,10 @@ public final class Prefetcher: @unchecked Sendable {
                         writer.pass(ticket)
                         return done(verdict, nil)
                     }
-                    let facts = cache.index == nil ? nil
-                        : StoredResponse.received(response, url: indexURL(entry), now: Date().timeIntervalSince1970)
+                    let facts = cache.backend.keepsResponses
+                        ? StoredResponse.received(response, url: cache.layout.storedURL(url: entry.url, key: entry.key),
+                                                  now: Date().timeIntervalSince1970)
+                        : nil
                     writer.write(response.bodyBytes, to: lookup, ticket: ticket, response: facts) { done(verdict, $0) }
                 case .notModified:
                     done(nil, writer.renew(lookup.name, ticket: ticket))
@@ -201,17 +207,6 @@ public final class Prefetcher: @unchecked Sendable {
                 validationQueue.submit(finishEntry)
             }
         }
-    }
-
-    /// The URL an index keeps for an entry: flutter's `url` column never
-    /// holds userinfo (`FlutterLayout.refusal` let such an entry through
-    /// only with its own key).
-    /// OkHttp's entry holds the URL its key is made of (`Entry.matches`
-    /// compares it with the request's `HttpUrl.toString()`).
-    private func indexURL(_ entry: Finish.Entry) -> String {
-        if cache.layout.kind == .okhttp { return entry.key }
-        guard cache.layout.kind == .flutter else { return entry.url }
-        return FlutterLayout.indexURL(entry.url) ?? entry.key
     }
 
     /// A body whose write costs less than handing it to a worker.
@@ -229,11 +224,18 @@ public final class Prefetcher: @unchecked Sendable {
         return response.bodyCount <= inlineStoreLimit
     }
 
+    /// `path` when it is not the one the cache plans for `name` (the
+    /// ledger keeps only those).
+    private func unplanned(_ path: String?, for name: CacheEntryName) -> String? {
+        guard let path, path != cache.path(for: name) else { return nil }
+        return path
+    }
+
     private func record(_ index: Int, _ result: EntryResult, started: DispatchTime, reason: String? = nil,
-                        image: ImageInfo? = nil, response: ResponseFacts? = nil) {
+                        image: ImageInfo? = nil, response: ResponseFacts? = nil, path: String? = nil) {
         var r = result
         r.milliseconds = UInt32(clamping: (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)
-        ledger.record(index, r, reason: reason, image: image, response: response)
+        ledger.record(index, r, reason: reason, image: image, response: response, path: path)
         onEntry?(index, r)
     }
 }

@@ -8,7 +8,12 @@ public final class RunLedger: RunTotals, @unchecked Sendable {
     private var results: [EntryResult]
     /// One-line reasons of failures, by entry index.
     private var reasons: [Int: String] = [:]
-    /// The cache path each entry ended at (absolute), for cached/stored ones.
+    /// Where an entry's image is, for the entries whose path is not the
+    /// one `DiskCache.path(for:)` plans (SDWebImage's bare-MD5 fallback
+    /// found cached; every flutter file, named at the store): as the lookup
+    /// found it or the store wrote it, so the report asks the cache nothing.
+    private var paths: [Int: String] = [:]
+    /// Entries per outcome and per error class (the totals of the summary).
     private var counts = [Int](repeating: 0, count: Outcome.allCases.count)
     private var errorCounts = [Int](repeating: 0, count: EntryError.allCases.count)
     public private(set) var bytesDownloaded: UInt64 = 0
@@ -41,9 +46,10 @@ public final class RunLedger: RunTotals, @unchecked Sendable {
     /// Records an entry's result; `image` (what validation learned) and
     /// `response` come with downloaded entries.
     public func record(_ index: Int, _ result: EntryResult, reason: String? = nil,
-                       image: ImageInfo? = nil, response: ResponseFacts? = nil) {
+                       image: ImageInfo? = nil, response: ResponseFacts? = nil, path: String? = nil) {
         lock.lock()
         defer { lock.unlock() }
+        if let path { paths[index] = path }
         if let w = image?.width, let h = image?.height, w > 65535 || h > 65535 { largeDimensions[index] = (w, h) }
         if let image, image.frames != 1 { frameCounts[index] = image.frames ?? 0 }
         if let response { recordMedia(index, response) }
@@ -140,4 +146,13 @@ public final class RunLedger: RunTotals, @unchecked Sendable {
         return Snapshot(counts: c, errors: e, bytesDownloaded: bytesDownloaded, bytesTotal: bytesTotal,
                         total: total, elapsed: Date().timeIntervalSince(startTime))
     }
+
+    /// The entry's image path when the run learned one other than the
+    /// planned path (see `paths`); nil: the planned one.
+    public func path(_ index: Int) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return paths[index]
+    }
+
 }

@@ -1,8 +1,8 @@
 /// The write side of the cache as `warm` sees it: atomic writes under a
 /// name, and the renewal a 304 asks for. Which names and dates an entry
 /// gets is the cache layout's business (DiskCache and CacheEntryName); a
-/// store only writes. A protocol so that tests and the CLI's test hooks can
-/// put faults in front of the real thing.
+/// store only writes. A protocol so that tests can put faults in front of
+/// the real thing.
 public protocol CacheStore: AnyObject, Sendable {
     /// Writes `bytes` as the entry `name`: a reader (the app, another run,
     /// prune) sees the old file or the whole new one, never a part.
@@ -10,35 +10,34 @@ public protocol CacheStore: AnyObject, Sendable {
     /// name differs. Whatever is at the name is replaced, so the name holds
     /// `bytes` when this returns. `likelyNew`: the name was not looked up
     /// (a cache empty at the start) and is most likely free. Throws
-    /// `ImgWarmError`.
+    /// `ImgWarmError`. Returns the final path of the image bytes.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-               likelyNew: Bool) throws
+               likelyNew: Bool) throws -> String
     /// `store` with what the response said (Coil 3's metadata, flutter's
     /// eTag and validTill); the iOS layouts keep only the bytes.
     func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-               likelyNew: Bool, response: StoredResponse?) throws
+               likelyNew: Bool, response: StoredResponse?) throws -> String
     /// A 304 kept the entry: renews its access time as the app's read does
-    /// (`DiskCache.renewAccessTime`). Its size, nil when it is gone.
+    /// (`CacheBackend.hit`). Its size, nil when it is gone.
     func renew(_ name: CacheEntryName) -> Int64?
 }
 
 extension CacheStore {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      likelyNew: Bool, response: StoredResponse?) throws {
+                      likelyNew: Bool, response: StoredResponse?) throws -> String {
         try store(bytes, as: name, replacing: previous, likelyNew: likelyNew)
     }
 }
 
 extension DiskCache: CacheStore {
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      likelyNew: Bool) throws {
-        try store(bytes, for: name, replacing: previous, likelyNew: likelyNew)
+                      likelyNew: Bool) throws -> String {
+        try backend.store(bytes, as: name, response: nil, replacing: previous, likelyNew: likelyNew)
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?,
-                      likelyNew: Bool, response: StoredResponse?) throws {
-        _ = try store(bytes, for: name, replacing: previous, likelyNew: likelyNew, response: response,
-                      write: FileIO.writeAll)
+                      likelyNew: Bool, response: StoredResponse?) throws -> String {
+        try backend.store(bytes, as: name, response: response, replacing: previous, likelyNew: likelyNew)
     }
 
     public func renew(_ name: CacheEntryName) -> Int64? {
@@ -96,11 +95,11 @@ final class GatedStore: Sendable {
 
     private func write(_ body: BodyBytes, to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
         do {
-            try body.withUnsafeBytes {
+            let path = try body.withUnsafeBytes {
                 try store.store($0, as: lookup.name, replacing: lookup.existing?.path, likelyNew: lookup.unchecked,
                                 response: response)
             }
-            return .stored
+            return .stored(path: path)
         } catch let error as ImgWarmError {
             return .failed(error)
         } catch {

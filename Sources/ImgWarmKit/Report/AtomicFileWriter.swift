@@ -56,21 +56,14 @@ public final class AtomicFileWriter {
         if folder < 0 {
             throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(-folder))", errno: -folder)
         }
-        var opened: Int32 = -1
-        var candidate = ""
-        var e: Int32 = 0
-        for _ in 0..<8 {
-            candidate = "." + name + ".tmp-" + FixedHex.digits16(UInt64.random(in: 0...UInt64.max))
-            opened = openat(folder, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            e = errno
-            if opened >= 0 || e != EEXIST { break }
-        }
-        if opened < 0 {
+        let name = name
+        let created = TempFiles.create(in: folder) { "." + name + ".tmp-" + FixedHex.digits16(UInt64.random(in: 0...UInt64.max)) }
+        if created.fd < 0 {
             close(folder)
-            throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(e))", errno: e)
+            throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(created.error))", errno: created.error)
         }
-        tempName = candidate
-        fd = opened
+        tempName = created.name
+        fd = created.fd
         buffer.reserveCapacity(1 << 16)
     }
 

@@ -45,16 +45,16 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(name: "stored", download: .success(ok()), validation: .success(png), store: .stored,
+        Case(name: "stored", download: .success(ok()), validation: .success(png), store: .stored(path: "/c/x.png"),
              outcome: .downloaded, fileExists: true, contentType: "image/png"),
         // Only successes that change state write it.
         Case(name: "stored with an ETag keeps it", download: .success(ok(etag: "\"e\"")), validation: .success(png),
-             store: .stored, outcome: .downloaded, fileExists: true, changes: ["succeeded"], contentType: "image/png"),
+             store: .stored(path: "/c/x.png"), outcome: .downloaded, fileExists: true, changes: ["succeeded"], contentType: "image/png"),
         Case(name: "stored, was on the failed list", entry: Finish.Entry(url: url, key: url, wasFailed: true),
-             download: .success(ok()), validation: .success(png), store: .stored, outcome: .downloaded, fileExists: true,
+             download: .success(ok()), validation: .success(png), store: .stored(path: "/c/x.png"), outcome: .downloaded, fileExists: true,
              changes: ["succeeded"], contentType: "image/png"),
         Case(name: "stored over a refreshed file drops old validators", entry: Finish.Entry(url: url, key: url, replacesFile: true),
-             download: .success(ok()), validation: .success(png), store: .stored, outcome: .downloaded, fileExists: true,
+             download: .success(ok()), validation: .success(png), store: .stored(path: "/c/x.png"), outcome: .downloaded, fileExists: true,
              changes: ["succeeded"], contentType: "image/png"),
         Case(name: "bad image", download: .success(ok()), validation: .failure(ValidationFailure("truncated PNG")),
              outcome: .failed, error: .badImage, announce: true, changes: ["failed"], reason: "truncated PNG", contentType: "image/png"),
@@ -139,7 +139,7 @@ import Testing
         var response = Self.ok(300)
         response.contentType = "image/webp"
         response.vary = "Accept-Encoding, Accept"
-        let out = Finish.outcome(of: Self.entry, download: .success(response), validation: .success(Self.png), store: .stored, now: 0)
+        let out = Finish.outcome(of: Self.entry, download: .success(response), validation: .success(Self.png), store: .stored(path: "/c/x.png"), now: 0)
         #expect(out.entry.status == 200 && out.entry.attempts == 2 && out.entry.bytes == 300)
         #expect(out.entry.format == .png && out.entry.width == 65535)
         #expect(out.image == Self.png)  // exact dimensions for the report

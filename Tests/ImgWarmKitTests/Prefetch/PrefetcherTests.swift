@@ -106,11 +106,12 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
         self.error = error
     }
 
-    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?, likelyNew: Bool) throws {
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, replacing previous: String?, likelyNew: Bool) throws -> String {
         lock.lock()
         defer { lock.unlock() }
         if let failFrom, written.count + 1 >= failFrom { throw error }
         written.append(name.storedName)
+        return "/recorded/" + name.storedName
     }
 
     func renew(_ name: CacheEntryName) -> Int64? { nil }

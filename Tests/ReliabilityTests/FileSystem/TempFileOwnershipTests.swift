@@ -13,7 +13,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cache = DiskCache(directory: dir)
         try cache.prepare()
-        let ourHost = String(DiskCache.processTag.prefix(8))
+        let ourHost = String(TempFiles.processTag.prefix(8))
         let otherHost = ourHost == "00000000" ? "11111111" : "00000000"
         let t = cache.tempDirectory
         // pid 4194305 is above the kernel's pid_max: never alive here.
@@ -50,6 +50,6 @@ import TestSupport
             let path = try cache.store(bytes, for: cache.fileName(forKey: "k\(i)"))
             #expect(FileManager.default.contents(atPath: path).map([UInt8].init) == bytes)
         }
-        #expect(DiskCache.processTag.count == 16)
+        #expect(TempFiles.processTag.count == 16)
     }
 }

@@ -140,7 +140,7 @@ struct HostileFlutterFixture {
         #expect(chmod(f.cache, 0o2775) == 0)
         let r = try runImgwarm(refusingCommands(layout: "flutter", cache: f.cache, dir: f.dir)[0], as: nil)
         #expect(r.status == 0, "\(r.output)")
-        #expect(r.output.contains("removed 2 entries"), "\(r.output)")
+        #expect(r.output.contains("removed 2 files"), "\(r.output)")
     }
 
     /// The database imgwarm makes is 0600 under umask 022, and so is the

@@ -36,7 +36,7 @@ import Foundation
 /// After a rebuild by another run our append descriptor points at the
 /// replaced file: every append under the lock first checks that `journal`
 /// is still the inode it writes to, and reopens it when not.
-public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
+public final class DiskLruIndex: IndexBackend, @unchecked Sendable {
     public let directory: String
     public let journal: DiskLruJournal
     /// Which value holds the image bytes (Glide: 0; Coil: 1, after the
@@ -67,6 +67,8 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     private var journalFD: Int32 = -1
     private var pendingReads: [UInt8] = []
 
+    public var walksSubfolders: Bool { false }
+
     static let journalName = "journal"
     static let tempName = "journal.tmp"
     static let backupName = "journal.bkp"
@@ -74,7 +76,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     /// library's BufferedWriter holds them too).
     static let readBatchBytes = 32 << 10
 
-    init(directory: String, journal: DiskLruJournal, imageValue: Int, defaultMaxSize: UInt64, layoutName: String,
+    init(directory: String, writer: FileWriter = .direct, journal: DiskLruJournal, imageValue: Int, defaultMaxSize: UInt64, layoutName: String,
          metadata: @escaping @Sendable (StoredResponse?) -> [UInt8] = { _ in [] }, metadataMode: mode_t = 0o644,
          remover: any IndexFileRemover = SystemIndexFileRemover()) {
         self.metadataMode = metadataMode
@@ -85,7 +87,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         self.layoutName = layoutName
         self.metadata = metadata
         self.remover = remover
-        folders = IndexFolders(directory: directory)
+        folders = IndexFolders(directory: directory, writer: writer)
     }
 
     deinit {
@@ -327,7 +329,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
         return true
     }
 
-    // MARK: CacheIndex
+    // MARK: IndexBackend
 
     public func existingEntry(for name: CacheEntryName) -> (path: String, size: Int64)? {
         let key = key(of: name)
@@ -343,7 +345,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
 
     /// `get`: every value file must exist ("A file must have been deleted
     /// manually!"); and, as for the iOS layouts, each must count under
-    /// `DiskCache.countsAsEntry` (a regular file, not followed; in a folder
+    /// `FolderBackend.countsAsEntry` (a regular file, not followed; in a folder
     /// others may write, one of this user): a link planted at `<key>.1` is
     /// no entry, and the next store replaces it. The image value's length.
     private func entryFilesSize(_ key: String, in folder: FolderHandle) -> Int64? {
@@ -370,7 +372,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?,
-                      keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
+                      keepExisting: Bool) throws {
         let key = key(of: name)
         guard DiskLruJournal.isValidKey(key) else {
             throw ImgWarmError.cache(path: directory + "/" + name.storedName, reason: "not a DiskLruCache key ([a-z0-9_-]{1,120})", errno: EINVAL)
@@ -396,7 +398,7 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
             temps.append((tempFolder, tempName))
             var e: Int32
             if i == imageValue {
-                e = write(fd, bytes)
+                e = folders.writer.write(fd, bytes)
                 lengths.append(Int64(bytes.count))
             } else {
                 e = meta.withUnsafeBytes { FileIO.writeAll(fd, $0) }
@@ -484,11 +486,13 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
     /// `trimToSize`: while the entries' total length is above the limit,
     /// the least recently used entry is removed (its files, then a REMOVE
     /// line), then the journal is rebuilt when the library would.
-    public func prune(_ options: PruneOptions) throws -> IndexPruneResult {
+    public func prune(_ options: PruneOptions) throws -> PruneResult {
         let limit = try DiskLruIndex.sizeLimit(options, defaultMaxSize: defaultMaxSize, layout: layoutName)
         lock.lock()
         defer { lock.unlock() }
-        var result = IndexPruneResult(layout: layoutName, dryRun: options.dryRun)
+        var result = PruneResult(layout: layoutName, directory: directory, dryRun: options.dryRun)
+        result.maxSize = UInt64(limit)
+        result.trimTarget = UInt64(limit)
         try openLocked(writable: !options.dryRun)
         func evict(_ removeFiles: (String) throws -> Void) throws {
             // The journal as it is now, other runs' lines included.
@@ -503,13 +507,18 @@ public final class DiskLruIndex: CacheIndex, @unchecked Sendable {
                 let imageName = "\(key).\(imageValue)"
                 try removeFiles(key)
                 size -= bytes
-                result.removed.append(.init(path: directory + "/" + imageName, bytes: bytes, reason: "over the size limit"))
+                result.removed.append(.init(path: directory + "/" + imageName, bytes: bytes, reason: .trimmed))
                 lines.append(contentsOf: DiskLruJournal.removeLine(key).utf8)
                 contents.entries[key] = nil
                 contents.lineCount += 1
             }
             result.entriesAfter = contents.entries.values.filter { !$0.dirty }.count
             result.bytesAfter = size
+            result.trimTargetReached = size <= limit
+            for (key, entry) in contents.entries where !entry.dirty && options.pinned.contains("\(key).\(imageValue)") {
+                result.pinnedEntries += 1
+                result.pinnedEntryBytes += entry.lengths.reduce(0) { $0.addingReportingOverflow($1).overflow ? .max : $0 + $1 }
+            }
             if !options.dryRun {
                 try append(lines)
                 result.rebuiltJournal = try rebuildIfRequiredLocked()

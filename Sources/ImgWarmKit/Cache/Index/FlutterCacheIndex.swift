@@ -12,7 +12,7 @@ import GRDB
 /// file is removed after the commit. A kill before the commit leaves the
 /// old row and at most one file no row names (which flutter never reads,
 /// and `prune` removes).
-public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
+public final class FlutterCacheIndex: IndexBackend, @unchecked Sendable {
     public let directory: String
     public var databasePath: String { directory + "/" + FlutterLayout.storeKey + ".db" }
     public var filesDirectory: String { directory + "/" + FlutterLayout.storeKey }
@@ -35,12 +35,15 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     /// Every unlink and rename of a row's file goes through it.
     private let remover: any IndexFileRemover
 
+    /// The files are in `libCachedImageData/`.
+    public var walksSubfolders: Bool { true }
+
     static let touchBatch = 256
 
-    init(directory: String, remover: any IndexFileRemover = SystemIndexFileRemover()) {
+    init(directory: String, writer: FileWriter = .direct, remover: any IndexFileRemover = SystemIndexFileRemover()) {
         self.directory = directory
         self.remover = remover
-        folders = IndexFolders(directory: directory)
+        folders = IndexFolders(directory: directory, writer: writer)
     }
 
     /// `CacheObjectProvider.open`'s `onCreate` (version 3).
@@ -88,11 +91,11 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         // Another user's database (or a side file SQLite would replay into
         // it) in a folder others may write is refused (`IndexTrust`).
         try IndexTrust.require(sideNames, in: root, directory: directory)
-        if !writable && !DiskCache.exists(dbName, in: root.fd) {
+        if !writable && !StateFolders.exists(dbName, in: root.fd) {
             loaded = true  // no database: an empty cache
             return
         }
-        if writable && !DiskCache.exists(dbName, in: root.fd) {
+        if writable && !StateFolders.exists(dbName, in: root.fd) {
             // Made 0600 before SQLite opens it (it would make it 0644 under
             // umask 022); SQLite gives the rollback journal the database's
             // mode. O_EXCL: a database planted meanwhile is not ours.
@@ -162,9 +165,9 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             throw ImgWarmError.cache(path: databasePath, reason: "\(error)")
         }
         if writable {
-            filesHandle = try DiskCache.makeFolder(FlutterLayout.storeKey, in: root.fd, path: filesDirectory)
+            filesHandle = try StateFolders.makeFolder(FlutterLayout.storeKey, in: root.fd, path: filesDirectory)
             self.writable = true
-        } else if filesHandle == nil, DiskCache.exists(FlutterLayout.storeKey, in: root.fd) {
+        } else if filesHandle == nil, StateFolders.exists(FlutterLayout.storeKey, in: root.fd) {
             filesHandle = try FolderHandle.open(FlutterLayout.storeKey, in: root.fd, path: filesDirectory, listing: true)
         }
         loaded = true
@@ -183,7 +186,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let current = filesHandle, current !== old { return current }
-        let handle = try DiskCache.makeFolder(FlutterLayout.storeKey, in: root.fd, path: filesDirectory)
+        let handle = try StateFolders.makeFolder(FlutterLayout.storeKey, in: root.fd, path: filesDirectory)
         retiredFiles.append(old)
         filesHandle = handle
         return handle
@@ -239,7 +242,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
 
     /// `CacheStore._fileExists`: a row whose file is gone is no entry; nor,
     /// as for the iOS layouts, one whose file does not count under
-    /// `DiskCache.countsAsEntry` (a link, not followed; a neighbour's file
+    /// `FolderBackend.countsAsEntry` (a link, not followed; a neighbour's file
     /// in a folder others may write), nor a relativePath that leaves the
     /// files folder.
     private func file(_ row: Row) -> (path: String, size: Int64)? {
@@ -287,7 +290,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     }
 
     public func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?,
-                      keepExisting: Bool, write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
+                      keepExisting: Bool) throws {
         let key = name.storedName
         let received = response?.receivedAt ?? Self.nowMilliseconds()
         let relativePath = newUUID() + FlutterLayout.fileExtension(contentType: response?.contentType)
@@ -300,7 +303,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         }
         lock.unlock()
         let (tempFolder, tempName, fd) = try folders.createTemp(tag: "f")
-        var e = write(fd, bytes)
+        var e = folders.writer.write(fd, bytes)
         if Glibc.close(fd) != 0 && e == 0 { e = errno }
         defer { _ = remover.unlink(tempName, in: tempFolder.fd) }  // gone once renamed
         if e != 0 { throw ImgWarmError.cache(path: filesDirectory + "/" + relativePath, reason: "write failed: \(errnoString(e))", errno: e) }
@@ -408,7 +411,7 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
     /// (`getObjectsOverCapacity`), then those touched before now - stale
     /// period (`getOldObjects`); each row's file goes, then the rows. Files
     /// under `libCachedImageData/` that no row names (a killed run's) go too.
-    public func prune(_ options: PruneOptions) throws -> IndexPruneResult {
+    public func prune(_ options: PruneOptions) throws -> PruneResult {
         if options.maxSize != nil {
             throw ImgWarmError.usage("--max-size has no meaning under --layout flutter: flutter_cache_manager limits the number of objects (--max-objects) and their age (--max-age)")
         }
@@ -420,7 +423,8 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
         let capacity = options.maxObjects ?? FlutterLayout.defaultMaxObjects
         if capacity < 0 { throw ImgWarmError.usage("--max-objects must be 0 or more") }
         let now = (options.now ?? CachePruner.clockNow()) / 1_000_000
-        var result = IndexPruneResult(layout: "flutter", dryRun: options.dryRun)
+        var result = PruneResult(layout: "flutter", directory: directory, dryRun: options.dryRun)
+        result.expirationDate = PruneResult.expiration(now: now * 1_000_000, maxAge: stale)
         try open(writable: !options.dryRun)
         try close()
         guard let queue = currentQueue() else { return result }
@@ -446,16 +450,19 @@ public final class FlutterCacheIndex: CacheIndex, @unchecked Sendable {
             let kept = Set(remaining.map(\.relativePath))
             // Orphans: no concurrent store is between its rename and its
             // commit while this transaction holds the write lock.
-            let names = files.map { DiskCache.listDirectory($0.fd) } ?? []
+            let names = files.map { StateFolders.listDirectory($0.fd) } ?? []
             for name in names where IndexNames.isPlainEntryName(name) && !kept.contains(name) {
                 let path = self.filesDirectory + "/" + name
                 var st = stat()
                 guard let files, fstatat(files.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
                 if !options.dryRun { _ = FlutterCacheRow.removeFile(name, in: files.fd, remover: self.remover) }
-                result.removed.append(.init(path: path, bytes: Int64(st.st_size), reason: "no database row names it"))
+                result.removed.append(.init(path: path, bytes: Int64(st.st_size), reason: .unindexed))
             }
             result.entriesAfter = remaining.count
             result.bytesAfter = FlutterCacheRow.totalLength(remaining)
+            let pinned = rows.filter { options.pinned.contains($0.key) }
+            result.pinnedEntries = pinned.count
+            result.pinnedEntryBytes = FlutterCacheRow.totalLength(pinned)
         }
         if options.dryRun {
             try queue.read(work)

@@ -96,14 +96,14 @@ struct FlutterCacheRow: Equatable, Sendable {
     /// touched before `now - stale` (`getOldObjects`). `keep(key)`: pinned.
     /// In `_id` order, each with its reason. Times in milliseconds.
     static func doomed(_ rows: [FlutterCacheRow], now: Int64, staleMilliseconds: Int64, capacity: Int,
-                       keep: (String) -> Bool) -> [(row: FlutterCacheRow, reason: String)] {
-        var doomed: [Int64: (FlutterCacheRow, String)] = [:]
+                       keep: (String) -> Bool) -> [(row: FlutterCacheRow, reason: PruneResult.Reason)] {
+        var doomed: [Int64: (FlutterCacheRow, PruneResult.Reason)] = [:]
         let (dayAgo, o1) = now.subtractingReportingOverflow(86_400_000)
         let older = rows.filter { !o1 && $0.touched < dayAgo }.sorted { $0.touched > $1.touched }
-        for row in older.dropFirst(max(0, capacity)) { doomed[row.id] = (row, "over --max-objects \(capacity)") }
+        for row in older.dropFirst(max(0, capacity)) { doomed[row.id] = (row, .trimmed) }
         let (cutoff, o2) = now.subtractingReportingOverflow(staleMilliseconds)
         for row in rows where !o2 && row.touched < cutoff && doomed[row.id] == nil {
-            doomed[row.id] = (row, "touched before now - --max-age")
+            doomed[row.id] = (row, .expired)
         }
         return doomed.sorted { $0.key < $1.key }.compactMap { keep($0.value.0.key) ? nil : ($0.value.0, $0.value.1) }
     }

@@ -13,7 +13,7 @@ import Foundation
 /// The version folder is created with the cache: `DefaultDiskStorage`
 /// deletes the whole root when it is missing
 /// (`recreateDirectoryIfVersionChanges`).
-final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
+final class FrescoCacheIndex: IndexBackend, @unchecked Sendable {
     let directory: String
     private let folders: IndexFolders
     private let lock = NSLock()
@@ -23,12 +23,15 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
     private var versionHandle: FolderHandle?
     private var openedWritable = false
 
-    init(directory: String, shardNames: FrescoLayout.ShardNames?) {
+    init(directory: String, writer: FileWriter = .direct, shardNames: FrescoLayout.ShardNames?) {
         self.directory = directory
         requested = shardNames
         names = shardNames ?? FrescoLayout.defaultShardNames
-        folders = IndexFolders(directory: directory)
+        folders = IndexFolders(directory: directory, writer: writer)
     }
+
+    /// The entries are in the version folder's shards.
+    var walksSubfolders: Bool { true }
 
     private var versionPath: String { directory + "/" + FrescoLayout.versionFolder }
 
@@ -43,7 +46,7 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
             return
         }
         if writable {
-            versionHandle = try DiskCache.makeFolder(FrescoLayout.versionFolder, in: root.fd, path: versionPath)
+            versionHandle = try StateFolders.makeFolder(FrescoLayout.versionFolder, in: root.fd, path: versionPath)
             openedWritable = true
         } else {
             versionHandle = try? FolderHandle.open(FrescoLayout.versionFolder, in: root.fd, path: versionPath, listing: true)
@@ -136,14 +139,13 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         utimensat(folder.fd, name.storedName, nil, AT_SYMLINK_NOFOLLOW)
     }
 
-    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?, keepExisting: Bool,
-               write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?, keepExisting: Bool) throws {
         try open(writable: true)
         if keepExisting, existingEntry(for: name) != nil { return }
         let (tempFolder, tempName, fd) = try folders.createTemp(tag: "f")
         var renamed = false
         defer { if !renamed { unlinkat(tempFolder.fd, tempName, 0) } }
-        var e = write(fd, bytes)
+        var e = folders.writer.write(fd, bytes)
         if Glibc.close(fd) != 0 && e == 0 { e = errno }
         lock.lock()
         let shard = shardName(of: name.storedName)
@@ -152,7 +154,7 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         let target = versionPath + "/" + shard + "/" + name.storedName
         if e != 0 { throw ImgWarmError.cache(path: target, reason: "write failed: \(errnoString(e))", errno: e) }
         guard let version else { throw ImgWarmError.cache(path: versionPath, reason: "the version folder is missing") }
-        let folder = try DiskCache.makeFolder(shard, in: version.fd, path: versionPath + "/" + shard)
+        let folder = try StateFolders.makeFolder(shard, in: version.fd, path: versionPath + "/" + shard)
         if renameat(tempFolder.fd, tempName, folder.fd, name.storedName) != 0 {
             let e = errno
             throw ImgWarmError.cache(path: target, reason: "rename failed: \(errnoString(e))", errno: e)
@@ -221,7 +223,7 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         return removed
     }
 
-    func prune(_ options: PruneOptions) throws -> IndexPruneResult {
+    func prune(_ options: PruneOptions) throws -> PruneResult {
         if options.maxAge != nil || options.expireType != nil || options.trimRatio != nil || options.maxObjects != nil {
             throw ImgWarmError.usage("--max-age, --expire-type, --trim-ratio and --max-objects have no meaning under --layout fresco: DiskStorageCache evicts by size only, oldest modification time first, down to 90% of --max-size")
         }
@@ -232,7 +234,9 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
         let version = versionHandle
         let style = names
         lock.unlock()
-        var result = IndexPruneResult(layout: "fresco", dryRun: options.dryRun)
+        var result = PruneResult(layout: "fresco", directory: directory, dryRun: options.dryRun)
+        result.maxSize = UInt64(limit)
+        result.trimDate = .modification
         guard let version else { return result }
         var entries: [Entry] = []
         var shardHandles: [String: FolderHandle] = [:]
@@ -259,10 +263,13 @@ final class FrescoCacheIndex: CacheIndex, @unchecked Sendable {
             if !options.dryRun, let folder = shardHandles[entry.shard], unlinkat(folder.fd, entry.name, 0) != 0, errno != ENOENT {
                 throw ImgWarmError.cache(path: path, reason: "cannot remove: \(errnoString(errno))", errno: errno)
             }
-            result.removed.append(.init(path: path, bytes: entry.size, reason: "over the size limit"))
+            result.removed.append(.init(path: path, bytes: entry.size, reason: .trimmed))
         }
         result.entriesAfter = entries.count - plan.count
         result.bytesAfter = result.bytesBefore - plan.reduce(0) { $0 + $1.size }
+        let pinned = entries.filter { options.pinned.contains($0.name) }
+        result.pinnedEntries = pinned.count
+        result.pinnedEntryBytes = pinned.reduce(0) { $0 + $1.size }
         return result
     }
 }

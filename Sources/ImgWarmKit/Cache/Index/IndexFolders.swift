@@ -5,9 +5,10 @@ import Foundation
 import CFileScan
 
 /// The folders an index layout works in, each opened once with O_NOFOLLOW
-/// (as `DiskCache.Folders` for the iOS layouts): the cache folder,
-/// and imgwarm's `.imgwarm/tmp` for the temp files of a store, opened
-/// relative to it and checked private. The journal, the value files, and
+/// (as `CacheFolders` for the plain folders): the cache folder, and
+/// imgwarm's `.imgwarm/tmp` for the temp files of a store, made, opened and
+/// checked by `StateFolders`, the temp files named and created by
+/// `TempFiles`, their bytes written by the cache's one `writer`. The journal, the value files, and
 /// flutter's files are named relative to these descriptors only, so a name
 /// swapped for a symbolic link leads nowhere outside the cache.
 final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
@@ -17,9 +18,12 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
     private var tempHandle: FolderHandle?
     private var retired: [FolderHandle] = []
     private let tempCounter = AtomicCounter()
+    /// Copies a store's bytes into its temp file.
+    let writer: FileWriter
 
-    init(directory: String) {
+    init(directory: String, writer: FileWriter = .direct) {
         self.directory = directory
+        self.writer = writer
     }
 
     /// The cache folder, opened on first use (a link at its name is
@@ -28,14 +32,13 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
         lock.lock()
         defer { lock.unlock() }
         if let rootHandle { return rootHandle }
-        if create { try DiskCache.makeDirectories(directory) }
+        if create { try StateFolders.makeDirectories(directory) }
         let handle = try FolderHandle.open(directory, in: AT_FDCWD, path: directory, listing: true)
         rootHandle = handle
         return handle
     }
 
-    /// `.imgwarm/tmp`, made when missing and checked as `DiskCache.prepare`
-    /// checks it; `again`: the one opened before was removed (a concurrent
+    /// `.imgwarm/tmp`, made when missing and checked (`StateFolders.make`); `again`: the one opened before was removed (a concurrent
     /// `cache clear --all`), made and opened anew.
     func temp(again: Bool = false) throws -> FolderHandle {
         let root = try root(create: true)
@@ -43,10 +46,7 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
         defer { lock.unlock() }
         if let tempHandle, !again { return tempHandle }
         if let tempHandle { retired.append(tempHandle) }
-        let state = try DiskCache.makeFolder(".imgwarm", in: root.fd, path: directory + "/.imgwarm")
-        try state.requirePrivate()
-        let temp = try DiskCache.makeFolder("tmp", in: state.fd, path: directory + "/.imgwarm/tmp")
-        try temp.requirePrivate()
+        let temp = try StateFolders.make(in: root, directory: directory).temp
         tempHandle = temp
         return temp
     }
@@ -56,28 +56,24 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
     /// folder's descriptor, the name and the open descriptor.
     func createTemp(tag: String, mode: mode_t = 0o644) throws -> (folder: FolderHandle, name: String, fd: Int32) {
         var folder = try temp()
-        var again = false
-        while true {
-            let name = DiskCache.tempPrefix + tag + FixedHex.digits16(imgwarm_unpredictable(tempCounter.next())) + ".tmp"
-            let fd = openat(folder.fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if fd >= 0 { return (folder, name, fd) }
-            let e = errno
-            if e == EEXIST { continue }
-            if e == ENOENT && !again {
-                again = true
-                folder = try temp(again: true)
-                continue
-            }
-            throw ImgWarmError.cache(path: directory + "/.imgwarm/tmp/" + name, reason: "cannot create temp file: \(errnoString(e))", errno: e)
+        var created = TempFiles.create(in: folder.fd, mode: mode) { TempFiles.runName(tag: tag, counter: tempCounter) }
+        if created.fd < 0 && created.error == ENOENT {
+            folder = try temp(again: true)
+            created = TempFiles.create(in: folder.fd, mode: mode) { TempFiles.runName(tag: tag, counter: tempCounter) }
         }
+        guard created.fd >= 0 else {
+            throw ImgWarmError.cache(path: StateFolders.tempPath(of: directory) + "/" + created.name,
+                             reason: "cannot create temp file: \(errnoString(created.error))", errno: created.error)
+        }
+        return (folder, created.name, created.fd)
     }
 
     /// What is at `name` in `dirfd` (not followed) counts as an entry's
-    /// file under `DiskCache.countsAsEntry`: its length, else nil.
+    /// file under `FolderBackend.countsAsEntry`: its length, else nil.
     static func entryFileSize(_ name: String, in folder: FolderHandle) -> Int64? {
         var st = stat()
         guard fstatat(folder.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0,
-              DiskCache.countsAsEntry(type: st.st_mode & S_IFMT, owner: st.st_uid, runningUser: geteuid(),
+              FolderBackend.countsAsEntry(type: st.st_mode & S_IFMT, owner: st.st_uid, runningUser: geteuid(),
                                       othersMayWrite: folder.identity.othersMayWrite) else { return nil }
         return Int64(st.st_size)
     }

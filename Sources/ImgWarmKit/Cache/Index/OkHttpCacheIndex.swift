@@ -5,7 +5,7 @@ import Glibc
 /// OkHttp's cache index: a DiskLruCache journal (`DiskLruIndex`) that
 /// refuses what OkHttp would never serve, and an https response that
 /// lacks a handshake (`CacheStrategy` ignores such an entry).
-final class OkHttpCacheIndex: CacheIndex, @unchecked Sendable {
+final class OkHttpCacheIndex: IndexBackend, @unchecked Sendable {
     let lru: DiskLruIndex
 
     init(_ lru: DiskLruIndex) { self.lru = lru }
@@ -15,12 +15,13 @@ final class OkHttpCacheIndex: CacheIndex, @unchecked Sendable {
     func recordHit(_ name: CacheEntryName) { lru.recordHit(name) }
     func isImageFile(_ relativePath: String) -> Bool { lru.isImageFile(relativePath) }
     func removeEntry(imagePath path: String) throws { try lru.removeEntry(imagePath: path) }
-    func prune(_ options: PruneOptions) throws -> IndexPruneResult { try lru.prune(options) }
+    func prune(_ options: PruneOptions) throws -> PruneResult { try lru.prune(options) }
+    var directory: String { lru.directory }
+    var walksSubfolders: Bool { false }
     func plannedPath(for name: CacheEntryName) -> String { lru.plannedPath(for: name) }
     func close() throws { try lru.close() }
 
-    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?, keepExisting: Bool,
-               write: (Int32, UnsafeRawBufferPointer) -> Int32) throws {
+    func store(_ bytes: UnsafeRawBufferPointer, as name: CacheEntryName, response: StoredResponse?, keepExisting: Bool) throws {
         guard var response else {
             throw ImgWarmError.cache(path: lru.plannedPath(for: name), reason: "OkHttp's cache entry needs the response's headers")
         }
@@ -32,6 +33,6 @@ final class OkHttpCacheIndex: CacheIndex, @unchecked Sendable {
                              reason: "not stored: the TLS session is unknown (libcurl without OpenSSL?), and OkHttp ignores an https entry without its handshake")
         }
         response.bodyLength = bytes.count
-        try lru.store(bytes, as: name, response: response, keepExisting: keepExisting, write: write)
+        try lru.store(bytes, as: name, response: response, keepExisting: keepExisting)
     }
 }

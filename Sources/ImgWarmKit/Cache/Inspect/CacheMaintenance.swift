@@ -42,7 +42,7 @@ public enum CacheMaintenance {
         // the folder's contents, journal included; flutter's database goes
         // with its files.
         var walker = DirectoryWalker()
-        walker.descends = cache.layout.kind.walksSubfolders
+        walker.descends = cache.backend.walksSubfolders
         walker.onLeaveFolder = { parentFd, name, index, parentIndex in
             guard emptied.contains(index) else { return }
             // Fails (ENOTEMPTY) when something else is still in it, and
@@ -92,7 +92,7 @@ public enum CacheMaintenance {
     /// Empties `folder` depth first; the first failure, naming its path.
     static func removeContents(of folder: FolderHandle) -> ImgWarmError? {
         var firstError: ImgWarmError?
-        for name in DiskCache.listDirectory(folder.fd) {
+        for name in StateFolders.listDirectory(folder.fd) {
             let path = folder.path + "/" + name
             var raw = imgwarm_identity_t()
             guard imgwarm_identity_at(folder.fd, name, &raw) == 0 else { continue }

@@ -38,14 +38,11 @@ public struct CacheStatistics: Codable, Sendable {
         var oldest = Double.infinity
         var newest = -Double.infinity
         var walker = DirectoryWalker()
-        walker.descends = cache.layout.kind.walksSubfolders
-        let index = cache.index
+        let backend = cache.backend
+        walker.descends = backend.walksSubfolders
         walker.walk(root) { entry in
-            // A layout with an index: its image files only.
-            if let index {
-                let relative = entry.directoryPath.isEmpty ? entry.nameString : entry.directoryPath + "/" + entry.nameString
-                guard index.isImageFile(relative) else { return }
-            }
+            // The backend's entries only (an index: its image files).
+            guard backend.isEntryFile(folder: entry.directoryPath, name: entry.nameString) else { return }
             stats.files += 1
             stats.bytes += UInt64(max(0, entry.info.size))
             stats.allocatedBytes += UInt64(max(0, entry.info.allocatedBytes))

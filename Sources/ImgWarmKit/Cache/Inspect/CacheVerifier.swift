@@ -137,7 +137,8 @@ public struct CacheVerifier: Sendable {
         }
         // A journal or database of another library version: an error, as
         // for a folder that is not one.
-        try cache.openIndex(writable: false)
+        try cache.openBackend(writable: false)
+        let backend = cache.backend
         guard let root = cache.rootFolder else { return report }
         var batch: [Pending] = []
         batch.reserveCapacity(batchSize)
@@ -158,14 +159,15 @@ public struct CacheVerifier: Sendable {
                 case .broken(let reason):
                     report.broken.append(BrokenCacheEntry(path: pending.path, reason: reason))
                     // Never the unchecked ones: nothing is known against them.
-                    // (An indexed layout's entries go through its index, below.)
-                    if delete, cache.index == nil, let dirfd = folders[pending.directoryIndex] {
-                        var now = imgwarm_identity_t()
-                        // A concurrent warm may have stored a good file
-                        // under the name since: that one stays.
-                        if imgwarm_identity_at(dirfd, pending.name, &now) == 0,
-                           now.device == pending.device, now.inode == pending.inode {
-                            remove(pending.name, in: dirfd, path: pending.path)
+                    // The backend removes it as the library would (a plain
+                    // file only while its name still holds the file judged:
+                    // a concurrent warm may have stored a good one since).
+                    if delete, let dirfd = folders[pending.directoryIndex] {
+                        do {
+                            try backend.remove(EntryFile(path: pending.path, folder: dirfd, name: pending.name,
+                                                         device: pending.device, inode: pending.inode))
+                        } catch {
+                            report.deleteErrors.append("\(error)")
                         }
                     }
                 case .unknown(let signature): report.unknown.append(UnknownCacheEntry(path: pending.path, signature: signature))
@@ -182,7 +184,7 @@ public struct CacheVerifier: Sendable {
             cache.directory + "/" + (folder.isEmpty ? name : folder + "/" + name)
         }
         var walker = DirectoryWalker()
-        walker.descends = cache.layout.kind.walksSubfolders
+        walker.descends = backend.walksSubfolders
         // A link, FIFO or device at an entry's name is no image: the app
         // would read through a link to wherever it points.
         walker.onOther = { dirfd, folder, name, type in
@@ -191,18 +193,14 @@ public struct CacheVerifier: Sendable {
             report.broken.append(BrokenCacheEntry(path: p, reason: "\(DirectoryWalker.describe(type: type)), not a regular file (never followed)"))
             if delete { remove(String(cString: name), in: dirfd, path: p) }
         }
-        let index = cache.index
         // Any layout's index file (a journal, flutter's database) is never
         // judged as an image, whichever layout is verified.
         let indexNames = Set(CacheLayoutKind.allCases.flatMap(\.indexFileNames))
         let rootError = walker.walk(root) { entry in
             if entry.directoryIndex == 0, indexNames.contains(entry.nameString) { return }
-            // A layout with an index: its image files only (not the
-            // journal, Coil's metadata, flutter's database).
-            if let index {
-                let relative = entry.directoryPath.isEmpty ? entry.nameString : entry.directoryPath + "/" + entry.nameString
-                guard index.isImageFile(relative) else { return }
-            }
+            // The backend's entries only (an index: its image files, not
+            // the journal, Coil's metadata, flutter's database).
+            guard backend.isEntryFile(folder: entry.directoryPath, name: entry.nameString) else { return }
             var pending = Pending(path: path(entry.directoryPath, entry.nameString), directoryIndex: entry.directoryIndex,
                                   name: entry.nameString, device: entry.info.device, inode: entry.info.inode,
                                   file: nil, openError: 0)
@@ -225,13 +223,6 @@ public struct CacheVerifier: Sendable {
         let stray = cache.staleTempFileNames().sorted()
         report.strayTempFiles = stray.map { cache.tempDirectory + "/" + $0 }
         if delete {
-            // An indexed entry goes through its index (a REMOVE line, the
-            // row), as the library removes one.
-            if let index = cache.index {
-                for path in report.broken.map(\.path) {
-                    do { try index.removeEntry(imagePath: path) } catch { report.deleteErrors.append("\(path): \(error)") }
-                }
-            }
             for name in stray {
                 let e = cache.removeTempFile(name)
                 if e != 0 && e != ENOENT { report.deleteErrors.append("\(cache.tempDirectory)/\(name): \(errnoString(e))") }

@@ -6,17 +6,17 @@ import CFileScan
 /// One image library's disk cache format: its folder, the file name of a
 /// key, the dates a stored file carries, and the rules the library prunes
 /// by. Everything that differs between SDWebImage, Kingfisher and Nuke sits
-/// behind this protocol (one file per library in this folder), so that the
-/// prefetcher, the store and the maintenance commands have no per-library
-/// conditionals.
+/// behind this protocol (one file per library in this folder) and the
+/// backend it makes (`CacheBackend`), so that the prefetcher, the store and
+/// the maintenance commands have no per-library conditionals.
 ///
 /// The cache key itself is the same for all three: each library keys a
 /// plain URL by its `absoluteString` (SDWebImage `cacheKeyForURL:`,
 /// Kingfisher `URL.cacheKey`, Nuke `ImageRequest.imageId` through
 /// `makeDataCacheKey`), so the manifest reader computes keys once for all.
 public protocol CacheLayout: Sendable {
-    /// Which library.
-    var kind: CacheLayoutKind { get }
+    /// The `--layout` value that names the format.
+    var name: String { get }
 
     /// The names an app may find `key`'s entry under, the first one being the
     /// name imgwarm writes.
@@ -28,6 +28,35 @@ public protocol CacheLayout: Sendable {
     /// layout that names files by it need not hash again.
     func entryName(forKey key: String, md5: UnsafeRawBufferPointer) -> CacheEntryName
 
+    /// Where the format keeps its entries in the cache folder: a plain
+    /// folder of files (`FolderLayout` makes a `FolderBackend`), or the
+    /// library's index (a DiskLruCache journal, flutter's database,
+    /// Fresco's shards). Lookups, stores, hits, removals and prune go
+    /// through it.
+    func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend
+
+    /// For a library keyed by the URL itself (OkHttp): how a manifest URL
+    /// becomes the key, refusing `key=`; nil: keys as the manifest gives.
+    var manifestKeyRule: ManifestKeyRule? { get }
+
+    /// Why an entry is refused under this layout before it is fetched
+    /// (flutter keeps the URL in its database: not one with credentials),
+    /// or nil.
+    func refusal(url: String, key: String) -> String?
+
+    /// The URL the backend keeps with an entry (`StoredResponse.url`):
+    /// the URL the app requests, unless the library keeps another.
+    func storedURL(url: String, key: String) -> String
+
+    /// Whether the backend keeps every response header and the TLS session
+    /// (OkHttp's cache entry does): the download then records them.
+    var keepsResponseDetail: Bool { get }
+}
+
+/// A format whose entries are plain files in the cache folder (SDWebImage,
+/// Kingfisher, Nuke): the file's dates are the library's, and the library
+/// prunes by its expiry and size rules (`CachePruner`).
+public protocol FolderLayout: CacheLayout {
     /// Whether an existing file still is the key's entry for the app at
     /// `now` (nanoseconds since the epoch). A Kingfisher file whose
     /// deadline has passed is not: the app treats it as a miss.
@@ -42,15 +71,39 @@ public protocol CacheLayout: Sendable {
     /// an `ImgWarmError` usage error for an option the library has no notion of.
     func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy
 
-    /// The index the library keeps beside its files in `directory` (a
-    /// DiskLruCache journal, flutter's database), nil for a plain folder of
-    /// files (the iOS layouts). With one, stores, hits, `prune` and
-    /// `verify --delete` go through it.
-    func makeIndex(directory: String) -> (any CacheIndex)?
+    /// Whether the library lists sub-folders of its cache folder.
+    var walksSubfolders: Bool { get }
+}
 
-    /// For a library keyed by the URL itself (OkHttp): how a manifest URL
-    /// becomes the key, refusing `key=`; nil: keys as the manifest gives.
-    var manifestKeyRule: ManifestKeyRule? { get }
+/// A layout this tool ships: one of the `--layout` values.
+public protocol BuiltInLayout: CacheLayout {
+    var kind: CacheLayoutKind { get }
+}
+
+extension BuiltInLayout {
+    public var name: String { kind.rawValue }
+}
+
+extension FolderLayout {
+    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
+        FolderBackend(folders: folders, layout: self, writer: writer)
+    }
+    public func isLive(_ info: stat, now: Int64) -> Bool { true }
+    public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
+}
+
+extension FolderLayout where Self: BuiltInLayout {
+    public var walksSubfolders: Bool { kind.walksSubfolders }
+}
+
+extension CacheLayout {
+    /// The shipped layout this one is, nil for one a test registers.
+    public var builtInKind: CacheLayoutKind? { CacheLayoutKind(rawValue: name) }
+
+    /// A backend over a cache folder of its own (tests, `cache path`).
+    public func makeBackend(directory: String, writer: FileWriter = .direct) -> any CacheBackend {
+        makeBackend(folders: CacheFolders(directory: directory), writer: writer)
+    }
 }
 
 /// The `--layout` values.
@@ -94,7 +147,7 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
     public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter || self == .fresco }
 
     /// The layout with its default settings.
-    public func layout() -> any CacheLayout {
+    public func layout() -> any BuiltInLayout {
         switch self {
         case .sdwebimage: return SDWebImageLayout()
         case .kingfisher: return KingfisherLayout()
@@ -127,10 +180,10 @@ public struct CacheEntryName: Equatable, Sendable {
 
 extension CacheLayout {
     public func entryName(forKey key: String, md5: UnsafeRawBufferPointer) -> CacheEntryName { entryName(forKey: key) }
-    public func isLive(_ info: stat, now: Int64) -> Bool { true }
-    public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
-    public func makeIndex(directory: String) -> (any CacheIndex)? { nil }
     public var manifestKeyRule: ManifestKeyRule? { nil }
+    public func refusal(url: String, key: String) -> String? { nil }
+    public func storedURL(url: String, key: String) -> String { url }
+    public var keepsResponseDetail: Bool { false }
 }
 
 /// Which files a prune removes, in what order, and down to what: the

@@ -22,7 +22,7 @@ import Crypto
 /// with `CacheControlCacheStrategy` gets the max-age, ETag and
 /// Last-Modified it needs to serve fresh entries and revalidate stale ones,
 /// as for an entry it had fetched itself.
-public struct CoilLayout: CacheLayout {
+public struct CoilLayout: BuiltInLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .coil }
@@ -40,8 +40,8 @@ public struct CoilLayout: CacheLayout {
         CacheEntryName(storedName: Self.diskKey(key) + ".1")
     }
 
-    public func makeIndex(directory: String) -> (any CacheIndex)? {
-        DiskLruIndex(directory: directory, journal: Self.journal, imageValue: 1,
+    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
+        DiskLruIndex(directory: folders.directory, writer: writer, journal: Self.journal, imageValue: 1,
                      defaultMaxSize: Self.defaultSizeLimit, layoutName: kind.rawValue,
                      metadata: { Self.metadata($0) })
     }
@@ -63,9 +63,6 @@ public struct CoilLayout: CacheLayout {
         return Array(text.utf8)
     }
 
-    public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw ImgWarmError.usage("--layout coil is pruned through its journal (CacheIndex.prune)")
-    }
 }
 
 /// Coil 2.x (tag 2.7.0, `coil-base/.../coil/disk/RealDiskCache.kt`): the
@@ -78,7 +75,7 @@ public struct CoilLayout: CacheLayout {
 /// network again. An empty `<key>.0` is what Coil 2 serves unconditionally
 /// ("Always return cached images with empty metadata as they were likely
 /// added manually", `HttpUriFetcher.kt`), which is what a warmed cache is for.
-public struct Coil2Layout: CacheLayout {
+public struct Coil2Layout: BuiltInLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .coil2 }
@@ -90,12 +87,9 @@ public struct Coil2Layout: CacheLayout {
         CacheEntryName(storedName: CoilLayout.diskKey(key) + ".1")
     }
 
-    public func makeIndex(directory: String) -> (any CacheIndex)? {
-        DiskLruIndex(directory: directory, journal: Self.journal, imageValue: 1,
+    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
+        DiskLruIndex(directory: folders.directory, writer: writer, journal: Self.journal, imageValue: 1,
                      defaultMaxSize: CoilLayout.defaultSizeLimit, layoutName: kind.rawValue)
     }
 
-    public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw ImgWarmError.usage("--layout coil2 is pruned through its journal (CacheIndex.prune)")
-    }
 }

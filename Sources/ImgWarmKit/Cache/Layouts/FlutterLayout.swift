@@ -20,7 +20,7 @@ import Foundation
 ///   renewed by every read (`CacheStore._getCacheDataFromDatabase` updates
 ///   the row); times in milliseconds since 1970.
 /// The cache key is the URL unless the app passes another (`key`).
-public struct FlutterLayout: CacheLayout {
+public struct FlutterLayout: BuiltInLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .flutter }
@@ -35,11 +35,15 @@ public struct FlutterLayout: CacheLayout {
     /// arrived (a new UUID per download), so the name is the key.
     public func entryName(forKey key: String) -> CacheEntryName { CacheEntryName(storedName: key) }
 
-    public func makeIndex(directory: String) -> (any CacheIndex)? { FlutterCacheIndex(directory: directory) }
-
-    public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw ImgWarmError.usage("--layout flutter is pruned through its database (CacheIndex.prune)")
+    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
+        FlutterCacheIndex(directory: folders.directory, writer: writer)
     }
+
+    public func refusal(url: String, key: String) -> String? { Self.refusal(url: url, key: key) }
+
+    /// The `url` column never holds userinfo (`refusal` lets such an entry
+    /// through only with its own key).
+    public func storedURL(url: String, key: String) -> String { Self.indexURL(url) ?? key }
 
     /// Why an entry is refused under this layout, or nil. The database keeps
     /// the app's key (the URL, unless the app passes its own) and the URL

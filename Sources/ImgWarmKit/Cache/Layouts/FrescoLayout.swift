@@ -17,7 +17,7 @@ import Foundation
 ///   Fresco 3.6.0 and before name the folder `String.valueOf(...)` ("22"),
 ///   Fresco 3.7.0's Kotlin port `abs(... .toDouble()).toString()` ("22.0").
 /// Eviction is by file modification time (a read sets it to now).
-public struct FrescoLayout: CacheLayout {
+public struct FrescoLayout: BuiltInLayout {
     /// How shard folders are named: by Fresco's version.
     public enum ShardNames: String, Sendable, CaseIterable {
         /// Fresco <= 3.6.0 (Java): "22".
@@ -79,11 +79,7 @@ public struct FrescoLayout: CacheLayout {
         CacheEntryName(storedName: Self.resourceId(key) + ".cnt")
     }
 
-    public func makeIndex(directory: String) -> (any CacheIndex)? {
-        FrescoCacheIndex(directory: directory, shardNames: shardNames)
-    }
-
-    public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw ImgWarmError.usage("--layout fresco is pruned through its index (CacheIndex.prune)")
+    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
+        FrescoCacheIndex(directory: folders.directory, writer: writer, shardNames: shardNames)
     }
 }

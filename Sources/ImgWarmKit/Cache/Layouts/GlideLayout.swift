@@ -17,7 +17,7 @@ import Crypto
 /// resized, transformed bitmap, keyed by width, height, transformation and
 /// options) is not written: its bytes are Glide's own encoding of a
 /// bitmap for one view size, which only the app's Glide can produce.
-public struct GlideLayout: CacheLayout {
+public struct GlideLayout: BuiltInLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .glide }
@@ -37,12 +37,9 @@ public struct GlideLayout: CacheLayout {
         CacheEntryName(storedName: Self.diskKey(key) + ".0")
     }
 
-    public func makeIndex(directory: String) -> (any CacheIndex)? {
-        DiskLruIndex(directory: directory, journal: Self.journal, imageValue: 0,
+    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
+        DiskLruIndex(directory: folders.directory, writer: writer, journal: Self.journal, imageValue: 0,
                      defaultMaxSize: Self.defaultSizeLimit, layoutName: kind.rawValue)
     }
 
-    public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw ImgWarmError.usage("--layout glide is pruned through its journal (CacheIndex.prune)")
-    }
 }

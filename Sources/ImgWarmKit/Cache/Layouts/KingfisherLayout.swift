@@ -19,7 +19,7 @@ import Crypto
 ///   above `sizeLimit` (0: none), oldest creation date first while above
 ///   `sizeLimit / 2`.
 /// Kingfisher 7 hashed with MD5 (`kf.md5`) instead: not this layout.
-public struct KingfisherLayout: CacheLayout {
+public struct KingfisherLayout: FolderLayout, BuiltInLayout {
     /// `StorageExpiration` as `warm --expiration` gives it.
     public enum Expiration: Equatable, Sendable {
         case seconds(Double)

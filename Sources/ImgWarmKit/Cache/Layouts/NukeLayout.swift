@@ -10,7 +10,7 @@ import Crypto
 ///   is above `sizeLimit` (150 MB = 150 x 1024 x 1024 by default), least
 ///   recently accessed first while above `sizeLimit x trimRatio` (0.7). No
 ///   age expiry. Hidden files (`.data-cache-info`, its sweep date) are skipped.
-public struct NukeLayout: CacheLayout {
+public struct NukeLayout: FolderLayout, BuiltInLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .nuke }

@@ -17,7 +17,7 @@ import Foundation
 /// `expiration` (warm's `--expiration`) replaces the response's freshness
 /// headers with `Cache-Control: max-age=N`, so that `CacheStrategy` serves
 /// the entry without network for that long after the warm.
-public struct OkHttpLayout: CacheLayout {
+public struct OkHttpLayout: BuiltInLayout {
     /// The max-age given by `--expiration`, in seconds; nil: the server's
     /// freshness headers as they came.
     public let maxAge: Int64?
@@ -45,14 +45,20 @@ public struct OkHttpLayout: CacheLayout {
         CacheEntryName(storedName: Self.diskKey(key) + ".1")
     }
 
-    public func makeIndex(directory: String) -> (any CacheIndex)? {
+    public func makeBackend(folders: CacheFolders, writer: FileWriter) -> any CacheBackend {
         let maxAge = maxAge
-        let lru = DiskLruIndex(directory: directory, journal: Self.journal, imageValue: 1,
+        let lru = DiskLruIndex(directory: folders.directory, writer: writer, journal: Self.journal, imageValue: 1,
                                defaultMaxSize: Self.defaultSizeLimit, layoutName: kind.rawValue,
                                metadata: { response in response.map { Array(Self.metadata($0, maxAge: maxAge).utf8) } ?? [] },
                                metadataMode: 0o600)
         return OkHttpCacheIndex(lru)
     }
+
+    /// OkHttp's entry holds the URL its key is made of (`Entry.matches`
+    /// compares it with the request's `HttpUrl.toString()`), and every
+    /// header and the TLS handshake.
+    public func storedURL(url: String, key: String) -> String { key }
+    public var keepsResponseDetail: Bool { true }
 
     public var manifestKeyRule: ManifestKeyRule? {
         ManifestKeyRule(layout: kind.rawValue, why: "OkHttp keys its cache by the request's URL (Cache.key: MD5 of HttpUrl.toString())",
@@ -68,9 +74,6 @@ public struct OkHttpLayout: CacheLayout {
         }
     }
 
-    public func prunePolicy(_ options: PruneOptions, now: Int64) throws -> PrunePolicy {
-        throw ImgWarmError.usage("--layout okhttp is pruned through its journal (CacheIndex.prune)")
-    }
 
     /// Why OkHttp would never serve this response from its cache, or nil:
     /// `Cache.put` stores nothing for `Vary: *` (`hasVaryAll`), and

@@ -1,7 +1,7 @@
 /// SDWebImage 5.x (`SDDiskCache.m`): `<md5>[.<ext>]` names with the bare
 /// `<md5>` read fallback (`CacheFileName`), dates left as the kernel sets
 /// them, and `removeExpiredData`'s expiry then trim (docs/cache-formats.md, SDWebImage).
-public struct SDWebImageLayout: CacheLayout {
+public struct SDWebImageLayout: FolderLayout, BuiltInLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .sdwebimage }

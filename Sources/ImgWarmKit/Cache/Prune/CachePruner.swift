@@ -45,8 +45,17 @@ public struct PruneOptions: Sendable {
         _ = try policy(now: now ?? 0)
     }
 
+    /// The plain folder's rules (`FolderLayout.prunePolicy`); a layout
+    /// that keeps an index has none (its backend prunes by the library's
+    /// eviction).
     public func policy(now: Int64) throws -> PrunePolicy {
-        try layout.prunePolicy(self, now: now)
+        if maxObjects != nil {
+            throw ImgWarmError.usage("--max-objects has no meaning under --layout \(layout.name): only flutter_cache_manager counts objects")
+        }
+        guard let folderLayout = layout as? any FolderLayout else {
+            throw ImgWarmError.usage("--layout \(layout.name) keeps an index: its backend prunes it")
+        }
+        return try folderLayout.prunePolicy(self, now: now)
     }
 }
 

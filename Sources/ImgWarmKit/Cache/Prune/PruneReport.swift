@@ -10,19 +10,21 @@ public enum PruneReport {
     public static func summary(_ r: PruneResult) -> String {
         var line = (r.dryRun ? "would remove " : "removed ")
             + "\(r.removedFiles) \(files(r.removedFiles)) (\(Units.formatBytes(r.removedBytes)): "
-            + "\(r.expired) expired, \(r.trimmed) trimmed), "
+            + "\(r.expired) expired, \(r.trimmed) trimmed" + (r.unindexed > 0 ? ", \(r.unindexed) unindexed" : "") + "), "
             + "kept \(r.keptFiles) \(files(r.keptFiles)) (\(Units.formatBytes(r.keptBytes))"
         if r.pinnedFiles > 0 { line += ", \(r.pinnedFiles) pinned" }
         if r.renewed > 0 { line += ", \(r.renewed) renewed since the scan" }
         line += ")"
         if r.vanished > 0 { line += ", \(r.vanished) already gone" }
+        if r.rebuiltJournal { line += "; journal rebuilt" }
         return line
     }
 
-    /// Dry-run lines: `expired  PATH` or `trimmed #RANK  PATH`, in removal order.
+    /// Dry-run lines: `expired  PATH`, `trimmed #RANK  PATH` or
+    /// `unindexed  PATH`, in removal order.
     public static func listing(_ r: PruneResult, _ write: (String) -> Void) {
         for removal in r.removals {
-            let label = removal.reason == .expired ? "expired" : "trimmed #\(removal.rank)"
+            let label = removal.reason == .trimmed ? "trimmed #\(removal.rank)" : removal.reason.rawValue
             // A name in a shared folder is anyone's text: escaped like server bytes.
             write("\(label)  \(TerminalText.escaped(r.path(of: removal)))")
         }
@@ -54,15 +56,16 @@ public enum PruneReport {
         return "\(Units.formatBytes(r.keptBytes)) remain" + ": " + causes.joined(separator: ", ")
     }
 
-    /// The JSON object: the summary, then with `includeFiles` a `files` array
-    /// of `{"path", "reason", "rank" (trimmed only), "bytes", "date"}`.
+    /// The JSON object, the same for every layout: the summary, then with
+    /// `includeFiles` a `files` array of `{"path", "reason", "rank"
+    /// (trimmed only), "bytes", "date"}`, paths relative to the cache folder.
     public static func json(_ r: PruneResult, includeFiles: Bool, _ write: (String) -> Void) {
         var head = "{\n"
         func field(_ name: String, _ value: String) { head += "  \"\(name)\": \(value),\n" }
         field("dry_run", r.dryRun ? "true" : "false")
-        field("layout", quoted(r.layout.rawValue))
+        field("layout", quoted(r.layout))
         field("expire_type", r.expireType.map { quoted($0.rawValue) } ?? "null")
-        field("trim_date", quoted(r.trimDate.rawValue))
+        field("trim_date", r.trimDate.map { quoted($0.rawValue) } ?? "null")
         field("size_measure", quoted(r.sizeMeasure.rawValue))
         field("expiration_date", r.expirationDate.map { quoted(iso8601($0)) } ?? "null")
         field("max_size", r.maxSize.map { String($0) } ?? "null")
@@ -73,12 +76,14 @@ public enum PruneReport {
         field("kept_bytes", String(r.keptBytes))
         field("expired", String(r.expired))
         field("trimmed", String(r.trimmed))
+        field("unindexed", String(r.unindexed))
         field("pinned_files", String(r.pinnedFiles))
         field("pinned_bytes", String(r.pinnedBytes))
         field("undated_files", String(r.undatedFiles))
         field("renewed", String(r.renewed))
         field("vanished", String(r.vanished))
         field("failed", String(r.failed))
+        field("rebuilt_journal", r.rebuiltJournal ? "true" : "false")
         if !includeFiles {
             head.removeLast(2)  // the last ",\n"
             write(head + "\n}")

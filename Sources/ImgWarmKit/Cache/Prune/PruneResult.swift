@@ -2,17 +2,21 @@
 import Glibc
 #endif
 
-/// The outcome of `cache prune` (or, with a dry run, what it would do).
+/// The outcome of `cache prune` (or, with a dry run, what it would do),
+/// whichever backend pruned: a plain folder's sweep (`CachePruner`, its
+/// removals kept as runs of inventory records) or an index's eviction
+/// (its removals listed). `PruneReport` prints both the same way.
 /// Byte counts are what the layout sums: allocated bytes (blocks on disk)
-/// for SDWebImage and Nuke, logical lengths for Kingfisher.
+/// for SDWebImage and Nuke, logical lengths for Kingfisher and the indexes.
 public struct PruneResult {
     /// One file removed (or that would be), in the order of removal.
     public struct Removal: Sendable {
-        /// Index into the inventory's records.
+        /// Index into the inventory's records, or into `removed`.
         let index: UInt32
-        /// 0 for an expired file, else the trim rank (1: first trimmed, the oldest).
+        /// 0 for a file that is not trimmed, else the trim rank (1: first
+        /// trimmed, the oldest).
         public let rank: UInt32
-        public var reason: Reason { rank == 0 ? .expired : .trimmed }
+        public let reason: Reason
     }
 
     /// The removals in order: expired files, then trimmed ones by rank; the
@@ -27,9 +31,29 @@ public struct PruneResult {
         fileprivate var runPositions: [Int] = []
         fileprivate var total = 0
         fileprivate var expiredCount = 0
+        /// An index's removals, in its order (nil: a folder's runs), and
+        /// the rank of each (0 unless trimmed).
+        fileprivate var listed: [Reason]?
+        fileprivate var listedRanks: [UInt32] = []
         public var startIndex: Int { 0 }
-        public var endIndex: Int { total }
+        public var endIndex: Int { listed?.count ?? total }
+
+        init() {}
+
+        fileprivate init(listing removed: [Removed]) {
+            var trimmed: UInt32 = 0
+            listed = removed.map(\.reason)
+            listedRanks = removed.map { r in
+                guard r.reason == .trimmed else { return 0 }
+                trimmed += 1
+                return trimmed
+            }
+        }
+
         public subscript(position: Int) -> Removal {
+            if let listed {
+                return Removal(index: UInt32(position), rank: listedRanks[position], reason: listed[position])
+            }
             precondition(position >= 0 && position < total, "removal index out of range")
             // The last run that starts at or before `position`.
             var low = 0
@@ -40,7 +64,8 @@ public struct PruneResult {
             }
             let run = low - 1
             let index = runStarts[run] + UInt32(position - runPositions[run])
-            return Removal(index: index, rank: position < expiredCount ? 0 : UInt32(position - expiredCount + 1))
+            let expired = position < expiredCount
+            return Removal(index: index, rank: expired ? 0 : UInt32(position - expiredCount + 1), reason: expired ? .expired : .trimmed)
         }
 
         fileprivate mutating func append(_ index: UInt32) {
@@ -54,30 +79,53 @@ public struct PruneResult {
         }
     }
 
-    public enum Reason: String, Sendable { case expired, trimmed }
+    /// Why a file goes: its date is past the expiry; the size (or count)
+    /// limit trimmed it; or no index row names it (flutter's files of a
+    /// killed run).
+    public enum Reason: String, Sendable { case expired, trimmed, unindexed }
+
+    /// A removal an index backend lists: the path relative to the cache
+    /// folder (an absolute one under it is made relative), its bytes.
+    public struct Removed: Sendable {
+        public var path: String
+        public var bytes: Int64
+        public var reason: Reason
+        public init(path: String, bytes: Int64, reason: Reason) {
+            self.path = path
+            self.bytes = bytes
+            self.reason = reason
+        }
+    }
 
     public let dryRun: Bool
-    public let layout: CacheLayoutKind
+    /// The `--layout` value.
+    public let layout: String
     /// The date expiry goes by (Kingfisher: the deadline, its modification
-    /// date), nil when the layout has no expiry.
-    public let expireType: CacheExpireType?
-    /// The date trimming goes by, oldest first.
-    public let trimDate: CacheExpireType
-    public let sizeMeasure: PrunePolicy.SizeMeasure
+    /// date), nil when the layout has no expiry or goes by no file date.
+    public internal(set) var expireType: CacheExpireType?
+    /// The date trimming goes by, oldest first; nil when the library's
+    /// order is its index's (a journal's, a database's).
+    public internal(set) var trimDate: CacheExpireType?
+    public internal(set) var sizeMeasure: PrunePolicy.SizeMeasure
     /// Files dated at or before this (nanoseconds since the epoch) expire:
     /// `now - maxAge` for SDWebImage, now for Kingfisher's deadlines; nil
     /// without expiry.
-    public let expirationDate: Int64?
-    public let maxSize: UInt64?
+    public internal(set) var expirationDate: Int64?
+    public internal(set) var maxSize: UInt64?
     /// Below what size trimming stopped (nil when no trim was needed).
     public internal(set) var trimTarget: UInt64?
     /// False when pinned files alone keep the cache above the target.
     public internal(set) var trimTargetReached: Bool?
+    /// Whether a DiskLruCache journal was rebuilt (`journal.tmp`, renamed
+    /// over it) after the removals.
+    public var rebuiltJournal = false
 
-    public private(set) var removals = Removals()
-    public private(set) var removedBytes: UInt64 = 0
-    public private(set) var expired = 0
-    public private(set) var trimmed = 0
+    /// The removals in order (see `Removals`).
+    public var removals: Removals { inventory == nil ? Removals(listing: removed) : folderRemovals }
+    private var folderRemovals = Removals()
+    private var folderRemovedBytes: UInt64 = 0
+    private var folderExpired = 0
+    private var folderTrimmed = 0
     /// Gone before we got to them (another prune): neither removed nor kept.
     public private(set) var vanished = 0
     public private(set) var vanishedBytes: UInt64 = 0
@@ -88,25 +136,49 @@ public struct PruneResult {
     public private(set) var failed = 0
     public private(set) var firstFailure: ImgWarmError?
 
-    public var removedFiles: Int { removals.count }
-    public var scannedFiles: Int { inventory.totalFiles }
-    public let scannedBytes: UInt64
-    public var keptFiles: Int { scannedFiles - removedFiles - vanished }
-    public var keptBytes: UInt64 { scannedBytes - removedBytes - vanishedBytes }
-    public var pinnedFiles: Int { inventory.pinnedFiles }
-    public var pinnedBytes: UInt64 { inventory.pinnedBytes }
-    /// Files without the expire type's date (no birth time on this filesystem).
-    public var undatedFiles: Int { inventory.undatedFiles }
-    public var unreadableDirectories: Int { inventory.unreadableDirectories }
-    public var firstDirectoryError: ImgWarmError? { inventory.firstDirectoryError }
+    /// An index's figures, set by the backend: entries (and their bytes)
+    /// before and after, and those pinned by `--keep`.
+    public var entriesBefore = 0
+    public var bytesBefore: Int64 = 0
+    public var entriesAfter = 0
+    public var bytesAfter: Int64 = 0
+    public var pinnedEntries = 0
+    public var pinnedEntryBytes: Int64 = 0
 
-    private let inventory: CacheInventory
+    /// An index's removals in its order (paths under the cache folder are
+    /// shown relative to it).
+    public var removed: [Removed] = []
+    private let directoryPrefix: String
+
+    public var removedFiles: Int { inventory == nil ? removed.count : folderRemovals.count }
+    public var removedBytes: UInt64 {
+        guard inventory == nil else { return folderRemovedBytes }
+        return removed.reduce(UInt64(0)) { $0 + UInt64(max(0, $1.bytes)) }
+    }
+    public var expired: Int { inventory == nil ? removed.filter { $0.reason == .expired }.count : folderExpired }
+    public var trimmed: Int { inventory == nil ? removed.filter { $0.reason == .trimmed }.count : folderTrimmed }
+    public var unindexed: Int { removed.filter { $0.reason == .unindexed }.count }
+    public var scannedFiles: Int { inventory?.totalFiles ?? entriesBefore }
+    public let scannedBytes: UInt64
+    public var keptFiles: Int { inventory == nil ? entriesAfter : scannedFiles - removedFiles - vanished }
+    public var keptBytes: UInt64 {
+        inventory == nil ? UInt64(max(0, bytesAfter)) : scannedBytes - folderRemovedBytes - vanishedBytes
+    }
+    public var pinnedFiles: Int { inventory?.pinnedFiles ?? pinnedEntries }
+    public var pinnedBytes: UInt64 { inventory?.pinnedBytes ?? UInt64(max(0, pinnedEntryBytes)) }
+    /// Files without the expire type's date (no birth time on this filesystem).
+    public var undatedFiles: Int { inventory?.undatedFiles ?? 0 }
+    public var unreadableDirectories: Int { inventory?.unreadableDirectories ?? 0 }
+    public var firstDirectoryError: ImgWarmError? { inventory?.firstDirectoryError }
+
+    private let inventory: CacheInventory?
 
     init(inventory: CacheInventory, options: PruneOptions, policy: PrunePolicy) {
         self.inventory = inventory
+        directoryPrefix = ""
         scannedBytes = inventory.records.reduce(inventory.pinnedBytes) { $0 + UInt64(inventory.bytes($1)) }
         dryRun = options.dryRun
-        layout = options.layout.kind
+        layout = options.layout.name
         trimDate = policy.trimDate
         sizeMeasure = policy.size
         maxSize = policy.limit.flatMap { $0 > 0 ? $0 : nil }
@@ -123,6 +195,18 @@ public struct PruneResult {
         }
     }
 
+    /// An index backend's result, to be filled in: removals listed in
+    /// `removed` (absolute paths under `directory` become relative),
+    /// lengths summed (`logical`).
+    public init(layout: String, directory: String, dryRun: Bool) {
+        inventory = nil
+        directoryPrefix = directory.hasSuffix("/") ? directory : directory + "/"
+        scannedBytes = 0
+        self.dryRun = dryRun
+        self.layout = layout
+        sizeMeasure = .logical
+    }
+
     /// `now - maxAge` without overflow: an age beyond 1678 expires nothing.
     static func expiration(now: Int64, maxAge: Double) -> Int64 {
         let nanoseconds = maxAge * 1e9
@@ -133,17 +217,18 @@ public struct PruneResult {
 
     /// Counts one file's outcome. Expired files all come before trimmed ones.
     mutating func account(_ outcome: FileRemover.Outcome, index: Int, expired isExpired: Bool) {
+        guard let inventory else { return }
         let record = inventory.records[index]
         let bytes = UInt64(inventory.bytes(record))
         switch outcome {
         case .removed:
-            removals.append(UInt32(index))
-            removedBytes += bytes
+            folderRemovals.append(UInt32(index))
+            folderRemovedBytes += bytes
             if isExpired {
-                expired += 1
-                removals.expiredCount += 1
+                folderExpired += 1
+                folderRemovals.expiredCount += 1
             } else {
-                trimmed += 1
+                folderTrimmed += 1
             }
         case .vanished:
             vanished += 1
@@ -168,18 +253,24 @@ public struct PruneResult {
 
     /// The removed file's path relative to the cache folder.
     public func path(of removal: Removal) -> String {
-        inventory.relativePath(inventory.records[Int(removal.index)])
+        guard let inventory else {
+            let path = removed[Int(removal.index)].path
+            return path.hasPrefix(directoryPrefix) ? String(path.dropFirst(directoryPrefix.count)) : path
+        }
+        return inventory.relativePath(inventory.records[Int(removal.index)])
     }
 
     /// The removed file's bytes, as the layout counts them.
     public func bytes(of removal: Removal) -> UInt64 {
-        UInt64(inventory.bytes(inventory.records[Int(removal.index)]))
+        guard let inventory else { return UInt64(max(0, removed[Int(removal.index)].bytes)) }
+        return UInt64(inventory.bytes(inventory.records[Int(removal.index)]))
     }
 
     /// The file's date (nanoseconds since the epoch) as the policy judged
     /// it, nil when it has none (or, for a Kingfisher file past its
-    /// deadline, when only the expiry counted).
+    /// deadline, when only the expiry counted; or an index's entry).
     public func date(of removal: Removal) -> Int64? {
+        guard let inventory else { return nil }
         let date = inventory.records[Int(removal.index)].date
         switch date {
         case CacheInventory.noDate, PrunePolicy.expiredMark, PrunePolicy.undatedFirst: return nil

@@ -41,7 +41,7 @@ public final class CacheSession {
             try cache.prepare()
             // The journal or database is read (and made when missing) before
             // the first lookup; one of another version stops the run here.
-            try cache.openIndex(writable: true)
+            try cache.openBackend(writable: true)
             lock = try CacheLock(cache: cache, mode: .shared)
             removedTempFiles = cache.cleanStaleTempFiles()
             state = try Self.openState(cache)
@@ -53,9 +53,9 @@ public final class CacheSession {
             } catch let error as ImgWarmError where error.errno == ENOENT && error.path == cache.directory {
                 // No cache folder yet: every entry would be fetched.
             }
-            let exists = cache.stateFolder.map { DiskCache.exists("state.sqlite", in: $0.fd) } ?? false
+            let exists = cache.stateFolder.map { StateFolders.exists("state.sqlite", in: $0.fd) } ?? false
             state = exists ? try? Self.openState(cache) : nil
-            try cache.openIndex(writable: false)
+            try cache.openBackend(writable: false)
         case .prune, .pruneDryRun:
             try cache.openExisting()
             lock = purpose == .prune && cache.stateFolder != nil ? try CacheLock(cache: cache, mode: .shared) : nil

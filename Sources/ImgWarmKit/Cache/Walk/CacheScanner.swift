@@ -40,15 +40,24 @@ public enum CacheScanner {
         }
     }
 
-    /// The entries of `cache` as its layout's library enumerates them
-    /// (Nuke: the folder itself only); for a layout with an index, only its
-    /// image files (not the journal, Coil's metadata, flutter's database).
+    /// The entries of `cache` as its backend lists them (Nuke: the folder
+    /// itself only; an index: its image files, not the journal, Coil's
+    /// metadata, flutter's database).
     public static func scan(_ cache: DiskCache, _ visit: (CacheFileRecord) throws -> Void) rethrows {
-        guard let index = cache.index else {
-            return try scan(cache.directory, descends: cache.layout.kind.walksSubfolders, visit)
-        }
-        try scan(cache.directory, descends: cache.layout.kind.walksSubfolders) { record in
-            if index.isImageFile(record.relativePath) { try visit(record) }
+        let backend = cache.backend
+        var walker = DirectoryWalker()
+        walker.descends = backend.walksSubfolders
+        try walker.walk(cache.directory) { entry in
+            let folder = entry.directoryPath
+            let name = entry.nameString
+            guard backend.isEntryFile(folder: folder, name: name) else { return }
+            try visit(CacheFileRecord(
+                relativePath: folder.isEmpty ? name : folder + "/" + name,
+                size: entry.info.size,
+                allocatedSize: entry.info.allocatedBytes,
+                accessTime: seconds(entry.info.atime_ns),
+                modificationTime: seconds(entry.info.mtime_ns),
+                changeTime: seconds(entry.info.ctime_ns)))
         }
     }
 

@@ -149,18 +149,16 @@ import TestSupport
     @Test func indexWritesTheLinesTheLibraryWrites() throws {
         let dir = makeTempDirectory("imgwarm-journal")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try DiskCache.makeDirectories(dir + "/.imgwarm/tmp")
+        try StateFolders.makeDirectories(dir + "/.imgwarm/tmp")
         let layout = CoilLayout()
-        let index = try #require(layout.makeIndex(directory: dir) as? DiskLruIndex)
+        let index = try #require(layout.makeBackend(directory: dir) as? DiskLruIndex)
         try index.open(writable: true)
         let facts = StoredResponse(url: "https://a/1.png", contentType: "image/png", etag: "\"e1\"",
                                   requestedAt: 1_700_000_000_000, receivedAt: 1_700_000_000_250)
         let names = ["https://a/1.png", "https://a/2.png"].map { layout.entryName(forKey: $0) }
         for name in names {
             try [UInt8](repeating: 7, count: 10).withUnsafeBytes {
-                try index.store($0, as: name, response: facts, keepExisting: false, write: { fd, raw in
-                    FileIO.writeAll(fd, raw)
-                })
+                try index.store($0, as: name, response: facts, keepExisting: false)
             }
         }
         index.recordHit(names[0])
@@ -176,19 +174,20 @@ import TestSupport
         #expect(index.existingEntry(for: names[1])?.path == dir + "/\(keys[1]).1")
         // keepExisting: `DiskLruCacheWrapper.put` keeps what is there (147-150).
         try [UInt8](repeating: 9, count: 3).withUnsafeBytes {
-            try index.store($0, as: names[1], response: nil, keepExisting: true, write: { FileIO.writeAll($0, $1) })
+            try index.store($0, as: names[1], response: nil, keepExisting: true)
         }
         #expect(FileManager.default.contents(atPath: dir + "/\(keys[1]).1") == Data(repeating: 7, count: 10))
         // A prune to one entry removes the least recently used (keys[1]:
         // keys[0] was read after it) and appends REMOVE.
         let result = try index.prune(PruneOptions(layout: layout, maxSize: UInt64(meta + 10)))
         #expect(result.removed.map(\.path) == [dir + "/\(keys[1]).1"])
+        #expect(result.removals.map { result.path(of: $0) } == ["\(keys[1]).1"] && result.trimmed == 1)
         #expect(!FileManager.default.fileExists(atPath: dir + "/\(keys[1]).0"))
         let after = try String(contentsOfFile: dir + "/journal", encoding: .utf8)
         #expect(after.hasSuffix("READ \(keys[0])\nREMOVE \(keys[1])\n"))
         // A new open of a journal with a cut tail rebuilds it.
         FileManager.default.createFile(atPath: dir + "/journal", contents: Data((after + "DIRTY 12").utf8))
-        let again = try #require(layout.makeIndex(directory: dir) as? DiskLruIndex)
+        let again = try #require(layout.makeBackend(directory: dir) as? DiskLruIndex)
         try again.open(writable: true)
         #expect(try String(contentsOfFile: dir + "/journal", encoding: .utf8)
             == CoilLayout.journal.header + "CLEAN \(keys[0]) \(meta) 10\n")
@@ -204,14 +203,13 @@ import TestSupport
     @Test func journalIsRebuiltAtTheLibrarysThresholdAndStaysReadable() throws {
         let dir = makeTempDirectory("imgwarm-journal-rebuild")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try DiskCache.makeDirectories(dir + "/.imgwarm/tmp")
+        try StateFolders.makeDirectories(dir + "/.imgwarm/tmp")
         let layout = GlideLayout()
-        let index = try #require(layout.makeIndex(directory: dir))
+        let index = try #require(layout.makeBackend(directory: dir) as? DiskLruIndex)
         try index.open(writable: true)
         func store(_ i: Int) throws {
             try Array("image \(i)".utf8).withUnsafeBytes {
-                try index.store($0, as: layout.entryName(forKey: "https://a/\(i)"), response: nil, keepExisting: false,
-                                write: { FileIO.writeAll($0, $1) })
+                try index.store($0, as: layout.entryName(forKey: "https://a/\(i)"), response: nil, keepExisting: false)
             }
         }
         for i in 0..<1999 { try store(i) }
@@ -243,13 +241,13 @@ import TestSupport
         let text = GlideLayout.journal.header + "CLEAN \(key) 3\n"
         FileManager.default.createFile(atPath: dir + "/journal.bkp", contents: Data(text.utf8))
         FileManager.default.createFile(atPath: dir + "/\(key).0", contents: Data([1, 2, 3]))
-        let index = try #require(GlideLayout().makeIndex(directory: dir))
+        let index = try #require(GlideLayout().makeBackend(directory: dir) as? DiskLruIndex)
         try index.open(writable: true)
         #expect(try String(contentsOfFile: dir + "/journal", encoding: .utf8) == text)
         #expect(!FileManager.default.fileExists(atPath: dir + "/journal.bkp"))
         #expect(index.existingEntry(for: CacheEntryName(storedName: key + ".0"))?.size == 3)
         FileManager.default.createFile(atPath: dir + "/journal.bkp", contents: Data("stale".utf8))
-        try GlideLayout().makeIndex(directory: dir)!.open(writable: true)
+        try GlideLayout().makeBackend(directory: dir).open(writable: true)
         #expect(!FileManager.default.fileExists(atPath: dir + "/journal.bkp"))
     }
 
@@ -259,7 +257,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let text = Coil2Layout.journal.header + "CLEAN \(String(repeating: "d", count: 64)) 0 4\n"
         FileManager.default.createFile(atPath: dir + "/journal", contents: Data(text.utf8))
-        let index = try #require(CoilLayout().makeIndex(directory: dir))
+        let index = CoilLayout().makeBackend(directory: dir)
         #expect(throws: ImgWarmError.self) { try index.open(writable: true) }
         #expect(try String(contentsOfFile: dir + "/journal", encoding: .utf8) == text)
     }

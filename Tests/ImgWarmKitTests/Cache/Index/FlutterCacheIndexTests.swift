@@ -113,9 +113,7 @@ import Glibc
                                       cacheControl: "max-age=60", requestedAt: 1_700_000_000_000, receivedAt: 1_700_000_000_000)
         let first: [UInt8] = [1, 2, 3, 4]
         try first.withUnsafeBytes { bytes in
-            try index.store(bytes, as: key, response: response, keepExisting: false) { fd, b in
-                Glibc.write(fd, b.baseAddress, b.count) == b.count ? 0 : errno
-            }
+            try index.store(bytes, as: key, response: response, keepExisting: false)
         }
         let found = try #require(index.existingEntry(for: key))
         #expect(found.size == 4)
@@ -125,17 +123,13 @@ import Glibc
 
         // keepExisting: the row and file stay as they are.
         try [UInt8]([9]).withUnsafeBytes { bytes in
-            try index.store(bytes, as: key, response: response, keepExisting: true) { fd, b in
-                Glibc.write(fd, b.baseAddress, b.count) == b.count ? 0 : errno
-            }
+            try index.store(bytes, as: key, response: response, keepExisting: true)
         }
         #expect(index.existingEntry(for: key)?.path == found.path)
 
         response.contentType = "image/webp"
         try [UInt8]([5, 6]).withUnsafeBytes { bytes in
-            try index.store(bytes, as: key, response: response, keepExisting: false) { fd, b in
-                Glibc.write(fd, b.baseAddress, b.count) == b.count ? 0 : errno
-            }
+            try index.store(bytes, as: key, response: response, keepExisting: false)
         }
         let replaced = try #require(index.existingEntry(for: key))
         #expect(replaced.path != found.path && replaced.path.hasSuffix(".webp") && replaced.size == 2)

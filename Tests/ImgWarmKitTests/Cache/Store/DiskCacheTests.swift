@@ -9,6 +9,18 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
     return path
 }
 
+/// A `FileWriter` whose work a test changes between stores: the cache
+/// takes its writer once, when it is made.
+final class WatchedWriter: @unchecked Sendable {  // one test thread
+    var beforeWrite: () -> Void = {}
+    var writer: FileWriter {
+        FileWriter { [self] fd, bytes in
+            beforeWrite()
+            return FileIO.writeAll(fd, bytes)
+        }
+    }
+}
+
 @Suite struct DiskCacheTests {
     @Test func storeWritesUnderTheSDWebImageNameAndLookupFindsIt() throws {
         let dir = makeTempDirectory()
@@ -53,7 +65,8 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
     @Test func newEntriesAreWrittenUnnamedThenLinked() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let cache = DiskCache(directory: dir)
+        let watched = WatchedWriter()
+        let cache = DiskCache(directory: dir, writer: watched.writer)
         try cache.prepare()
         let fm = FileManager.default
         func names() throws -> [String] {
@@ -67,22 +80,19 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         if unnamed { close(probe) } else { print("DiskCacheTests: no O_TMPFILE in \(dir); new entries use a temp file there") }
         let name = cache.fileName(forKey: "https://example.com/a.png")
         var seenWhileWriting: [String]? = nil
-        let path = try cache.store([1, 2, 3], for: name, replacing: nil, likelyNew: true) { fd, bytes in
-            seenWhileWriting = try? names()
-            return FileIO.writeAll(fd, bytes)
-        }
+        watched.beforeWrite = { seenWhileWriting = try? names() }
+        let path = try cache.store([1, 2, 3], for: name, replacing: nil, likelyNew: true)
+        watched.beforeWrite = {}
         #expect(seenWhileWriting?.count == (unnamed ? 0 : 1))
         #expect(fm.contents(atPath: path) == Data([1, 2, 3]))
         // A file under the name is replaced by this run's bytes.
-        _ = try cache.store([7, 7], for: name, replacing: nil, likelyNew: true, write: FileIO.writeAll)
+        _ = try cache.store([7, 7], for: name, replacing: nil, likelyNew: true)
         #expect(fm.contents(atPath: path) == Data([7, 7]))
         #expect(try names() == [(path as NSString).lastPathComponent])
         // Replacing: a temp file under .imgwarm/tmp while writing, then rename.
         var tempWhileWriting: [String] = []
-        _ = try cache.store([4, 5], for: name, replacing: path, likelyNew: false) { fd, bytes in
-            tempWhileWriting = (try? fm.contentsOfDirectory(atPath: cache.tempDirectory)) ?? []
-            return FileIO.writeAll(fd, bytes)
-        }
+        watched.beforeWrite = { tempWhileWriting = (try? fm.contentsOfDirectory(atPath: cache.tempDirectory)) ?? [] }
+        _ = try cache.store([4, 5], for: name, replacing: path, likelyNew: false)
         #expect(tempWhileWriting.count == 1)
         #expect(fm.contents(atPath: path) == Data([4, 5]))
         #expect(try fm.contentsOfDirectory(atPath: cache.tempDirectory).isEmpty)
@@ -102,7 +112,7 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
         (S_IFSOCK, 1000, false, false),
     ] as [(mode_t, uid_t, Bool, Bool)])
     func whatCountsAsAnEntry(_ type: mode_t, _ owner: uid_t, _ othersMayWrite: Bool, _ counts: Bool) {
-        #expect(DiskCache.countsAsEntry(type: type, owner: owner, runningUser: 1000, othersMayWrite: othersMayWrite) == counts)
+        #expect(FolderBackend.countsAsEntry(type: type, owner: owner, runningUser: 1000, othersMayWrite: othersMayWrite) == counts)
     }
 
     /// Temp names: `PID-TAG-TOKEN.tmp`, TOKEN 16 hex digits that differ
@@ -110,22 +120,22 @@ func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
     @Test func tempNamesAreUnpredictable() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let cache = DiskCache(directory: dir)
+        let watched = WatchedWriter()
+        let cache = DiskCache(directory: dir, writer: watched.writer)
         try cache.prepare()
         var seen: [String] = []
         for i in 0..<3 {
             // A replacement goes through a temp file: watch its name.
+            watched.beforeWrite = {}
             try cache.store([UInt8(i)], for: cache.fileName(forKey: "k"))
-            _ = try cache.store([1, 2], for: cache.fileName(forKey: "k"), replacing: nil, likelyNew: false) { fd, bytes in
-                seen += (try? FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory)) ?? []
-                return FileIO.writeAll(fd, bytes)
-            }
+            watched.beforeWrite = { seen += (try? FileManager.default.contentsOfDirectory(atPath: cache.tempDirectory)) ?? [] }
+            _ = try cache.store([1, 2], for: cache.fileName(forKey: "k"), replacing: nil, likelyNew: false)
         }
         #expect(seen.count == 3)
         for name in seen {
             let parts = name.dropLast(4).split(separator: "-")
             #expect(name.hasSuffix(".tmp") && parts.count == 3)
-            #expect(parts[0] == Substring(String(getpid())) && parts[1] == Substring(DiskCache.processTag))
+            #expect(parts[0] == Substring(String(getpid())) && parts[1] == Substring(TempFiles.processTag))
             #expect(parts[2].count == 16 && parts[2].allSatisfy(\.isHexDigit))
         }
         #expect(Set(seen).count == 3)

@@ -1,0 +1,14 @@
+import Foundation
+
+/// A lock-protected counter (the engine's threads share a cache object).
+// @unchecked Sendable: `value` only under `lock`.
+final class AtomicCounter: @unchecked Sendable {
+    private var value: UInt64 = 0
+    private let lock = NSLock()
+    func next() -> UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+}
