@@ -20,7 +20,7 @@ kit=Sources/ImgWarmKit
 # verify, which decode) sits above Cache and Decode.
 folders() { case "$1" in
   Support) echo Support ;; Decode) echo Decode ;; Download) echo Download ;;
-  Cache) echo Cache/Index Cache/Layouts Cache/Prune Cache/Store Cache/Walk ;;
+  Cache) echo Cache/Backend Cache/Index Cache/Layouts Cache/Prune Cache/Store Cache/Walk ;;
   Inspect) echo Cache/Inspect ;; Report) echo Report ;; Warm) echo Prefetch ;; esac; }
 may_import() { case "$1" in
   Support) echo "" ;; Decode|Download|Cache|Report) echo Support ;;

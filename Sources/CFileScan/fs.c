@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/random.h>
@@ -97,6 +98,21 @@ int imgwarm_open_unnamed(int dirfd, const char *dir) {
     errno = EOPNOTSUPP;
     return -1;
 #endif
+}
+
+int imgwarm_open_spill(int dirfd) {
+#ifdef O_TMPFILE
+    return openat(dirfd, ".", O_TMPFILE | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+long imgwarm_fs_type(int fd) {
+    struct statfs s;
+    if (fstatfs(fd, &s) != 0) return 0;
+    return (long)s.f_type;
 }
 
 /* Set once the kernel has refused AT_EMPTY_PATH and /proc worked: later

@@ -68,6 +68,11 @@ struct WarmRun {
         let budget = RunMemory.split(memory: c.memory, decodeMemory: c.decodeMemory, defaultDecodeMemory: DecodeMemoryDefault.current())
         options.validation.decodeMemory = DecodeMemoryGate(limit: budget.decoders)
         config.bodyMemory = BodyMemory(limit: Int(clamping: budget.bodies))
+        // Bodies past the threshold go to unnamed files in `.imgwarm/tmp`.
+        if !c.dryRun, let temp = cache.tempFolder {
+            config.bodySpill = BodySpill(folder: temp.fd, path: temp.path,
+                                         threshold: SpillRule.threshold(bodiesBudget: Int(clamping: budget.bodies)))
+        }
         options.validation.decodeTimeout = c.decodeTimeout
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
@@ -127,6 +132,13 @@ struct WarmRun {
         var report = RunReport(plan: plan, ledger: prefetcher.ledger, cache: cache, dryRun: c.dryRun)
         report.hosts = downloader?.hostFigures() ?? []
         report.insecure = c.insecure
+        if downloader != nil, let memory = config.bodyMemory {
+            let spill = config.bodySpill, spilled = spill?.figures
+            report.bodies = .init(memoryLimit: memory.limit, memoryPeak: memory.figures.peak,
+                                  memoryPausedTransfers: memory.pausedTransfers, spill: spill?.mode ?? "none",
+                                  spillThreshold: spill?.threshold ?? 0, spilled: spilled?.bodies ?? 0,
+                                  spilledBytes: spilled?.bytes ?? 0)
+        }
         if c.junit != nil, prefetcher.ledger.snapshot()[.blocked] > 0, let rows = try? state?.failedURLs() {
             report.useEarlierFailures(rows)
         }

@@ -83,6 +83,15 @@ int imgwarm_open_unnamed(int dirfd, const char *dir);
  * as it is), ENOENT also when /proc is not mounted. */
 int imgwarm_link_unnamed(int fd, int dirfd, const char *name);
 
+/* A body's spill file in the folder `dirfd` (openat ".", O_TMPFILE | O_EXCL
+ * | O_RDWR, mode 0600): unnamed, and O_EXCL keeps it from ever being linked
+ * in; it goes when its last descriptor closes. -1 with errno (EOPNOTSUPP,
+ * EISDIR or EINVAL where the filesystem has no O_TMPFILE). */
+int imgwarm_open_spill(int dirfd);
+
+/* fstatfs's f_type of the filesystem holding `fd`; 0 when unknown. */
+long imgwarm_fs_type(int fd);
+
 /* glibc's mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD), which
  * <malloc.h> declares and Swift's Glibc module does not import. Returns 1
  * when both were taken; 0 elsewhere (another C library). */

@@ -22,6 +22,7 @@ public final class BodyMemory: @unchecked Sendable {  // all state behind `lock`
     private let lock = NSLock()
     private var used = 0
     private var peak = 0
+    private var pauses = 0
     private var nextSequence = 0
     /// Bytes held per holder, by sequence number (oldest first).
     private var holders: [Int: Int] = [:]
@@ -30,6 +31,9 @@ public final class BodyMemory: @unchecked Sendable {  // all state behind `lock`
 
     /// Bytes held now, and the most held at once.
     public var figures: (used: Int, peak: Int) { lock.withLock { (used, peak) } }
+
+    /// Transfer attempts that paused for want of memory at least once.
+    public var pausedTransfers: Int { lock.withLock { pauses } }
 
     /// A new holder's account (one per transfer attempt).
     public func charge() -> Charge {
@@ -57,6 +61,8 @@ public final class BodyMemory: @unchecked Sendable {  // all state behind `lock`
             used < limit || holders.isEmpty || ((holders[sequence] ?? 0) > 0 && holders.keys.min() == sequence)
         }
     }
+
+    fileprivate func notePause() { lock.withLock { pauses += 1 } }
 
     fileprivate func release(sequence: Int) {
         lock.withLock {
@@ -88,6 +94,15 @@ public final class BodyMemory: @unchecked Sendable {  // all state behind `lock`
         }
 
         var mayGrow: Bool { memory.mayGrow(sequence: sequence) }
+
+        /// The transfer paused for want of memory (counted once per
+        /// attempt, for the report).
+        func paused() {
+            guard !hasPaused else { return }
+            hasPaused = true
+            memory.notePause()
+        }
+        private var hasPaused = false
 
         /// The body was dropped (a redirect, an error page).
         func reset() {

@@ -201,7 +201,8 @@ final class CurlEventLoop: @unchecked Sendable {
             if job.firstStart == nil { job.firstStart = Self.now() }
             let transfer = CurlTransfer(job: job, handle: handle, maxBodyBytes: config.maxBodyBytes, headers: headers,
                                         startedSeconds: Self.seconds(), bandwidth: bandwidth,
-                                        memory: config.bodyMemory, memoryPauses: memoryPauses)
+                                        memory: config.bodyMemory, memoryPauses: memoryPauses,
+                                        spill: config.bodySpill)
             transfer.configure(config, fresh: fresh)
             let added = curl_multi_add_handle(multi, handle)
             guard added == CURLM_OK else {

@@ -68,6 +68,21 @@ final class CurlTransfer {
     /// engine thread's list of transfers paused for want of it.
     private let charge: BodyMemory.Charge?
     private let memoryPauses: MemoryPauses?
+    /// Where a body past the threshold goes (`BodySpill`), its file once
+    /// opened, and whether the body lives there (`spilling`; a compressed
+    /// body's file is opened before a chunk that may inflate past the
+    /// threshold, and used only if it does).
+    private let spill: BodySpill?
+    private var spillFD: Int32 = -1
+    private var spilling = false
+    private var spilledBytes = 0
+    /// No file could be opened for this attempt: the body stays in memory.
+    private var spillRefused = false
+    /// Why the spill file could not be written (the entry fails with it).
+    private var spillFailure: String?
+    /// --limit-rate: bytes of the chunk curl holds that were already taken
+    /// from the bucket (a pause for memory hands them over again).
+    private var prepaid = PrepaidBytes()
     /// The timeout of the request in flight, milliseconds (a pause for
     /// memory lengthens it by the time paused: a local wait, not the
     /// server's).
@@ -101,8 +116,10 @@ final class CurlTransfer {
     }
 
     init(job: DownloadJob, handle: UnsafeMutableRawPointer, maxBodyBytes: Int, headers: RequestHeaders,
-         startedSeconds: Double, bandwidth: Bandwidth?, memory: BodyMemory? = nil, memoryPauses: MemoryPauses? = nil) {
+         startedSeconds: Double, bandwidth: Bandwidth?, memory: BodyMemory? = nil, memoryPauses: MemoryPauses? = nil,
+         spill: BodySpill? = nil) {
         self.job = job
+        self.spill = spill
         charge = memory?.charge()
         self.memoryPauses = memory == nil ? nil : memoryPauses
         self.handle = handle
@@ -120,6 +137,66 @@ final class CurlTransfer {
         errorBuffer.deallocate()
         imgwarm_inflater_free(inflater)
         inflateScratch?.deallocate()
+        if spillFD >= 0 { close(spillFD) }
+    }
+
+    /// The spill file, opened once per attempt; false when none can be.
+    private func openSpillFile() -> Bool {
+        if spillFD >= 0 { return true }
+        guard let spill, !spillRefused, let fd = spill.open() else {
+            spillRefused = true
+            return false
+        }
+        spillFD = fd
+        return true
+    }
+
+    /// Moves the body into its file; from now on chunks are appended there.
+    /// On a disk the body's memory charge is released; on tmpfs it stays
+    /// (the file is memory). False when no file could be opened (the body
+    /// stays in memory); a failed write sets `spillFailure`.
+    private func startSpill() -> Bool {
+        guard let spill, !spilling, openSpillFile() else { return false }
+        let e = body.withUnsafeBytes { BodySpill.write(spillFD, $0) }
+        if e != 0 {
+            failSpill(e)
+            return true
+        }
+        spill.began()
+        spill.wrote(body.count)
+        spilling = true
+        spilledBytes = body.count
+        body = []
+        if !spill.chargesSpilledBytes { charge?.reset() }
+        return true
+    }
+
+    /// Appends a chunk to the spill file; false (and `spillFailure`) when
+    /// it cannot be written.
+    private func appendToSpill(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let e = BodySpill.write(spillFD, bytes)
+        if e != 0 {
+            failSpill(e)
+            return false
+        }
+        spilledBytes += bytes.count
+        spill?.wrote(bytes.count)
+        return true
+    }
+
+    private func failSpill(_ e: Int32) {
+        spillFailure = "cannot write the body to \(spill?.path ?? "the temp folder"): \(errnoString(e))"
+        discardSpill()
+        body = []
+        charge?.reset()
+    }
+
+    /// The spill file of a body that is dropped (a redirect, an error, too large).
+    private func discardSpill() {
+        if spillFD >= 0 { close(spillFD) }
+        spillFD = -1
+        spilling = false
+        spilledBytes = 0
     }
 
     private func dropInflater() {
@@ -264,17 +341,29 @@ final class CurlTransfer {
     /// The write callback's work: bytes of the final response's body.
     /// Returning less than `count` makes curl abort with CURLE_WRITE_ERROR.
     func receive(_ data: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
-        if let bandwidth, !bandwidth.traffic.receive(bytes: count, now: CurlEventLoop.seconds()) {
+        guard let bandwidth else { return receiveBody(data, count: count) }
+        // Only bytes not taken before: a chunk handed over again after a
+        // pause for memory was paid for the first time.
+        let due = prepaid.due(count)
+        if due > 0, !bandwidth.traffic.receive(bytes: due, now: CurlEventLoop.seconds()) {
             // curl keeps the bytes and hands them over again on resume.
             bandwidth.paused.append(self)
             return imgwarm_writefunc_pause()
         }
+        let taken = receiveBody(data, count: count)
+        prepaid.delivered(count, consumed: taken == count)
+        return taken
+    }
+
+    private func receiveBody(_ data: UnsafeMutablePointer<CChar>?, count: Int) -> Int {
         var status = 0
         imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         if status != bodyStatus {
             bodyStatus = status
             received = 0
             body = []
+            discardSpill()
+            spillRefused = false
             charge?.reset()
             dropInflater()
             keepBody = (200..<300).contains(status)
@@ -296,16 +385,30 @@ final class CurlTransfer {
             }
             if keepBody, inflater == nil, length > 0 {
                 let capacity = Int(min(curl_off_t(maxBodyBytes), length))
-                // Without room in the budget the buffer grows as bytes come.
-                _ = reserveBody(to: capacity)
+                if let spill, length <= maxBodyBytes,
+                   SpillRule.spills(held: 0, incoming: 0, expected: capacity, threshold: spill.threshold), startSpill() {
+                    // Known to be large: straight to its file.
+                    if spillFailure != nil { return 0 }
+                } else {
+                    // Without room in the budget the buffer grows as bytes come.
+                    _ = reserveBody(to: capacity)
+                }
             }
         }
         if keepBody, let inflater { return inflate(data, count: count, with: inflater) }
-        // --memory: the buffer's growth is charged before it happens; when
-        // it does not fit, curl keeps these bytes and hands them over again
-        // on resume (nothing is counted as received yet).
-        if keepBody, body.count + count > body.capacity, received + count <= maxBodyBytes,
-           !reserveBody(to: min(max(body.count + count, body.capacity * 2), maxBodyBytes)) {
+        if keepBody, !spilling, let spill, received + count <= maxBodyBytes,
+           SpillRule.spills(held: body.count, incoming: count, expected: nil, threshold: spill.threshold) {
+            _ = startSpill()
+            if spillFailure != nil { return 0 }
+        }
+        if keepBody, spilling, received + count <= maxBodyBytes {
+            // On tmpfs the file is memory: charged as the buffer would be.
+            if !reserveSpilled(adding: count) { return pauseForMemory() }
+        } else if keepBody, body.count + count > body.capacity, received + count <= maxBodyBytes,
+                  !reserveBody(to: min(max(body.count + count, body.capacity * 2), maxBodyBytes)) {
+            // --memory: the buffer's growth is charged before it happens; when
+            // it does not fit, curl keeps these bytes and hands them over again
+            // on resume (nothing is counted as received yet).
             return pauseForMemory()
         }
         received += count
@@ -317,14 +420,12 @@ final class CurlTransfer {
             return count
         }
         guard count > 0, let data else { return count }
-        let kept = data.withMemoryRebound(to: UInt8.self, capacity: count) {
-            appendBody(UnsafeBufferPointer(start: $0, count: count))
-        }
-        return kept ? count : 0
+        return appendBody(UnsafeRawBufferPointer(start: data, count: count)) ? count : 0
     }
 
-    /// Grows the body's buffer to `capacity`, charged to --memory before it
-    /// grows. False when the budget has no room now (nothing is reserved).
+    /// The one way the body's memory grows, as received or as inflated: the
+    /// buffer grown to `capacity`, charged to --memory before it grows.
+    /// False when the budget has no room now (nothing is reserved).
     private func reserveBody(to capacity: Int) -> Bool {
         guard capacity > body.capacity else { return true }
         if let charge, !charge.grow(to: capacity) { return false }
@@ -332,21 +433,35 @@ final class CurlTransfer {
         return true
     }
 
-    /// The one way bytes enter the body, as received or as inflated. False
-    /// when the body would pass --max-bytes: it stops now and keeps none of it.
-    private func appendBody(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        if body.count + bytes.count > maxBodyBytes {
+    /// A spilled body's next `count` bytes: on tmpfs the file is memory,
+    /// charged as the buffer would be; on a disk nothing is charged.
+    private func reserveSpilled(adding count: Int) -> Bool {
+        guard let charge, spill?.chargesSpilledBytes == true else { return true }
+        return charge.grow(to: spilledBytes + count)
+    }
+
+    /// The one way bytes enter the body, as received or as inflated: into
+    /// the buffer, or into the spill file once the body has spilled. False
+    /// when the body would pass --max-bytes (it stops now and keeps none of
+    /// it) or its file cannot be written (`spillFailure`).
+    private func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if (spilling ? spilledBytes : body.count) + bytes.count > maxBodyBytes {
             bodyLimitHit = true
             body = []
+            discardSpill()
             charge?.reset()
             return false
         }
+        if spilling { return appendToSpill(bytes) }
         body.append(contentsOf: bytes)
         return true
     }
 
     private func pauseForMemory() -> Int {
-        if memoryPausedAt == nil { memoryPausedAt = CurlEventLoop.now() }
+        if memoryPausedAt == nil {
+            memoryPausedAt = CurlEventLoop.now()
+            charge?.paused()
+        }
         memoryPauses?.paused.append(self)
         return imgwarm_writefunc_pause()
     }
@@ -357,10 +472,25 @@ final class CurlTransfer {
     /// for memory pauses with only these compressed bytes held by libcurl.
     private func inflate(_ data: UnsafeMutablePointer<CChar>?, count: Int, with z: UnsafeMutablePointer<z_stream>) -> Int {
         guard count > 0, let data, !inflateEnded else { return count }
-        let room = maxBodyBytes - body.count
+        let held = spilling ? spilledBytes : body.count
+        let room = maxBodyBytes - held
         let (scaled, overflow) = count.multipliedReportingOverflow(by: Self.inflateRatio)
         let worst = min(overflow ? Int.max - 64 : scaled + 64, room + 1)
-        if !reserveBody(to: body.count + worst) { return pauseForMemory() }
+        if spilling {
+            // On a disk the output streams through the scratch buffer into
+            // the file; on tmpfs the file is memory, charged as a buffer.
+            if !reserveSpilled(adding: worst) { return pauseForMemory() }
+        } else {
+            var needed = body.count + worst
+            // A chunk that may inflate past the threshold: its file is
+            // opened now and the body moves there when it does, so memory
+            // holds at most the threshold and one scratch buffer more (on
+            // a disk; on tmpfs the file is charged the same).
+            if let spill, !spill.chargesSpilledBytes, needed > spill.threshold, openSpillFile() {
+                needed = min(needed, spill.threshold + Self.inflateChunk)
+            }
+            if !reserveBody(to: needed) { return pauseForMemory() }
+        }
         let scratch = inflateScratch ?? UnsafeMutablePointer<UInt8>.allocate(capacity: Self.inflateChunk)
         inflateScratch = scratch
         var offset = 0
@@ -371,7 +501,13 @@ final class CurlTransfer {
                 imgwarm_inflate(z, $0 + offset, count - offset, &consumed, scratch, Self.inflateChunk, &produced)
             }
             offset += consumed
-            if produced > 0, !appendBody(UnsafeBufferPointer(start: scratch, count: produced)) { return 0 }
+            if produced > 0 {
+                if !spilling, spillFD >= 0, let spill, body.count + produced > spill.threshold {
+                    _ = startSpill()
+                    if spillFailure != nil { return 0 }
+                }
+                if !appendBody(UnsafeRawBufferPointer(start: scratch, count: produced)) { return 0 }
+            }
             if r == Z_STREAM_END {
                 // What follows the stream's end is not the image.
                 inflateEnded = true
@@ -393,17 +529,32 @@ final class CurlTransfer {
     func finish(code curlCode: CURLcode) -> AttemptOutcome {
         var status = 0
         imgwarm_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        // A body the callback could not inflate: curl saw a write error.
-        let code = decodingFailure == nil ? curlCode : CURLE_BAD_CONTENT_ENCODING
-        let detailText = decodingFailure ?? String(cString: errorBuffer)
+        // A body the callback could not inflate or write: curl saw a write error.
+        let code = decodingFailure != nil ? CURLE_BAD_CONTENT_ENCODING : spillFailure != nil ? CURLE_WRITE_ERROR : curlCode
+        let detailText = decodingFailure ?? spillFailure ?? String(cString: errorBuffer)
         let facts = AttemptClassifier.Facts(
             code: code, status: status, bodyLimitHit: bodyLimitHit, errorBodyDropped: errorBodyDropped,
             conditional: job.validators != nil, maxBodyBytes: maxBodyBytes,
             detail: detailText.isEmpty ? String(cString: curl_easy_strerror(code)) : detailText)
         let verdict = AttemptClassifier.verdict(facts)
+        var spilledBody: SpilledBody?
+        if verdict == .success, spilling, spilledBytes > 0 {
+            let fd = spillFD
+            spillFD = -1
+            switch SpilledBody.map(fd: fd, count: spilledBytes) {
+            case .success(let mapped): spilledBody = mapped
+            case .failure(let error):
+                discardSpill()
+                charge?.reset()
+                return .failure(AttemptFailure(
+                    errorClass: .network, status: status, message: "cannot map the spilled body: \(errnoString(error.errno))",
+                    isTransient: false, retryAfter: nil, contentType: stringInfo(CURLINFO_CONTENT_TYPE)))
+            }
+        }
+        discardSpill()
         switch verdict {
         case .success, .notModified:
-            let response = DownloadResponse(
+            var response = DownloadResponse(
                 status: status,
                 body: verdict == .success ? takeBody() : [],
                 etag: header("ETag"),
@@ -411,6 +562,7 @@ final class CurlTransfer {
                 contentType: stringInfo(CURLINFO_CONTENT_TYPE),
                 vary: header("Vary"),
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
+            response.spilled = spilledBody
             body = []
             var withFreshness = response
             // The body's share of --memory goes with it.

@@ -61,6 +61,9 @@ public struct DownloaderConfiguration: Sendable {
     /// `--memory`: the budget of the bodies in flight and waiting for a
     /// decoder (nil: none).
     public var bodyMemory: BodyMemory? = nil
+    /// Where bodies past the spill threshold go; nil: every body stays in
+    /// memory.
+    public var bodySpill: BodySpill? = nil
     /// Accept invalid TLS certificates.
     public var insecure: Bool = false
     /// Keep every response header and the TLS session of each success
@@ -132,7 +135,13 @@ public enum DownloadErrorClass: String, Sendable, Codable {
 public struct DownloadResponse: Sendable {
     /// Final HTTP status (2xx, or 304 for `notModified`).
     public var status: Int
+    /// The body when it stayed in memory; empty when it was spilled.
     public var body: [UInt8]
+    /// The body's file when it grew past the spill threshold (`BodySpill`).
+    public var spilled: SpilledBody?
+    /// The body wherever it is.
+    public var bodyBytes: BodyBytes { BodyBytes(memory: body, file: spilled) }
+    public var bodyCount: Int { spilled?.count ?? body.count }
     public var etag: String?
     public var lastModified: String?
     public var contentType: String?

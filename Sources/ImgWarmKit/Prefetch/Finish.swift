@@ -125,7 +125,7 @@ public enum Finish {
         case .success(let response):
             out.entry.status = UInt16(clamping: response.status)
             out.entry.attempts = UInt8(clamping: response.attempts)
-            out.entry.bytes = UInt32(clamping: response.body.count)
+            out.entry.bytes = UInt32(clamping: response.bodyCount)
             // Whatever becomes of the body: a failed entry's Content-Type
             // is often what says why (text/html from a captive portal or a
             // login page), so the report keeps it for failures too.

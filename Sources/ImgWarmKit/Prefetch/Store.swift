@@ -71,6 +71,14 @@ final class GatedStore: Sendable {
     /// run on the thread that decides an earlier entry.
     func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, ticket: Int?, response: StoredResponse? = nil,
                then: @escaping (StoreResult) -> Void) {
+        write(BodyBytes(memory: body, file: nil), to: lookup, ticket: ticket, response: response, then: then)
+    }
+
+    /// `write` of a body in memory or in its spill file (copied from the
+    /// mapping into the entry's own file by the atomic writer, so every
+    /// layout keeps one way of writing an entry).
+    func write(_ body: BodyBytes, to lookup: CacheLookahead.Lookup, ticket: Int?, response: StoredResponse? = nil,
+               then: @escaping (StoreResult) -> Void) {
         guard let gate, let ticket else { return then(write(body, to: lookup, response: response)) }
         // Replacing a cached file (--refresh) is not new room.
         let allocated: UInt64? = lookup.existing == nil ? UInt64((body.count + 4095) / 4096 * 4096) : nil
@@ -85,7 +93,7 @@ final class GatedStore: Sendable {
         return store.renew(name).map { .renewed(bytes: $0) } ?? .vanished
     }
 
-    private func write(_ body: [UInt8], to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
+    private func write(_ body: BodyBytes, to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
         do {
             let path = try body.withUnsafeBytes {
                 try store.store($0, as: lookup.name, replacing: lookup.existing?.path, likelyNew: lookup.unchecked,

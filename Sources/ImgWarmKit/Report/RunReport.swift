@@ -18,6 +18,33 @@ public struct RunReport {
     /// When and why a blocked entry's URL failed before (the failed-URL
     /// list's row, JUnit); nil when not known.
     public var earlierFailure: (String) -> EarlierFailure? = { _ in nil }
+    /// The bodies' memory and spill figures (`"bodies"`); nil in a dry run.
+    public var bodies: BodyFigures?
+
+    /// What the bodies of a run held: the budget (`--memory` less
+    /// `--decode-memory`), the most charged at once, the transfers that
+    /// paused for want of it, and what went to spill files (`spill`:
+    /// "disk", "memory-filesystem" when `.imgwarm/tmp` is on tmpfs,
+    /// "unsupported" without O_TMPFILE, "none").
+    public struct BodyFigures: Sendable, Equatable {
+        public var memoryLimit: Int
+        public var memoryPeak: Int
+        public var memoryPausedTransfers: Int
+        public var spill: String
+        public var spillThreshold: Int
+        public var spilled: Int
+        public var spilledBytes: Int
+        public init(memoryLimit: Int, memoryPeak: Int, memoryPausedTransfers: Int, spill: String, spillThreshold: Int,
+                    spilled: Int, spilledBytes: Int) {
+            self.memoryLimit = memoryLimit
+            self.memoryPeak = memoryPeak
+            self.memoryPausedTransfers = memoryPausedTransfers
+            self.spill = spill
+            self.spillThreshold = spillThreshold
+            self.spilled = spilled
+            self.spilledBytes = spilledBytes
+        }
+    }
 
     public init(rows: any RunRows, totals: any RunTotals, cacheDirectory: String, dryRun: Bool = false) {
         self.rows = rows
@@ -133,6 +160,11 @@ public struct RunReport {
         let snap = totals.snapshot()
         w.write(first ? "],\n" : "\n  ],\n")
         w.write("  \"hosts\": [" + hosts.map { "\n    " + Self.json($0) }.joined(separator: ",") + (hosts.isEmpty ? "],\n" : "\n  ],\n"))
+        if let b = bodies {
+            w.write("  \"bodies\": {\"memory_limit\": \(b.memoryLimit), \"memory_peak\": \(b.memoryPeak), "
+                + "\"memory_paused_transfers\": \(b.memoryPausedTransfers), \"spill\": \(JSON.string(b.spill)), "
+                + "\"spill_threshold\": \(b.spillThreshold), \"spilled\": \(b.spilled), \"spilled_bytes\": \(b.spilledBytes)},\n")
+        }
         var totals = "  \"totals\": {\"entries\": \(snap.total)"
         for o in Outcome.allCases where o != .pending && (dryRun || !o.isDryRun) {
             totals += ", \(JSON.string(o.name)): \(snap[o])"
