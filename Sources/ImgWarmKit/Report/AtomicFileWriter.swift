@@ -57,7 +57,7 @@ public final class AtomicFileWriter {
             throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(-folder))", errno: -folder)
         }
         let name = name
-        let created = TempFiles.create(in: folder) { "." + name + ".tmp-" + Hex.padded(UInt64.random(in: 0...UInt64.max), digits: 16) }
+        let created = FileIO.createExclusive(in: folder) { "." + name + ".tmp-" + Hex.padded(UInt64.random(in: 0...UInt64.max), digits: 16) }
         if created.fd < 0 {
             close(folder)
             throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(created.error))", errno: created.error)

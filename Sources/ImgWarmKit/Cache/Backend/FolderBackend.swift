@@ -174,7 +174,7 @@ public final class FolderBackend: CacheBackend, @unchecked Sendable {
         }
         // In a folder only this user may write, under a name no one can
         // guess: nothing planted there is ever written through.
-        let created = TempFiles.create(in: temp, attempts: 4) { TempFiles.runName(counter: tempCounter) }
+        let created = FileIO.createExclusive(in: temp, attempts: 4) { TempFiles.runName(counter: tempCounter) }
         if created.fd < 0 {
             if created.error == ENOENT && !recovered {
                 // Someone removed the state folder (`rm -rf`), or the cache

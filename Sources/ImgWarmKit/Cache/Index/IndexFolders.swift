@@ -56,10 +56,10 @@ final class IndexFolders: @unchecked Sendable {  // guarded by `lock`
     /// folder's descriptor, the name and the open descriptor.
     func createTemp(tag: String, mode: mode_t = 0o644) throws -> (folder: FolderHandle, name: String, fd: Int32) {
         var folder = try temp()
-        var created = TempFiles.create(in: folder.fd, mode: mode) { TempFiles.runName(tag: tag, counter: tempCounter) }
+        var created = FileIO.createExclusive(in: folder.fd, mode: mode) { TempFiles.runName(tag: tag, counter: tempCounter) }
         if created.fd < 0 && created.error == ENOENT {
             folder = try temp(again: true)
-            created = TempFiles.create(in: folder.fd, mode: mode) { TempFiles.runName(tag: tag, counter: tempCounter) }
+            created = FileIO.createExclusive(in: folder.fd, mode: mode) { TempFiles.runName(tag: tag, counter: tempCounter) }
         }
         guard created.fd >= 0 else {
             throw ImgWarmError.cache(path: StateFolders.tempPath(of: directory) + "/" + created.name,

@@ -4,29 +4,10 @@ import Glibc
 import Foundation
 import CFileScan
 
-/// Temp files: how they are named, the one way they are created, and which
-/// ones a dead run left behind. The stores write theirs into
+/// Temp files: how they are named (created by `FileIO.createExclusive`),
+/// and which ones a dead run left behind. The stores write theirs into
 /// `.imgwarm/tmp` (`StateFolders`); the report writer beside its target.
 enum TempFiles {
-    /// Creates a new file under a name from `name` with O_CREAT | O_EXCL |
-    /// O_NOFOLLOW relative to `folder`: nothing planted at any name is ever
-    /// written through. EEXIST (a leftover of a run with the same pid in
-    /// another container) takes the next name, up to `attempts` names.
-    /// The descriptor and name, or the errno of the last attempt.
-    static func create(in folder: Int32, mode: mode_t = 0o644, attempts: Int = 8,
-                       name: () -> String) -> (fd: Int32, name: String, error: Int32) {
-        var candidate = ""
-        var error: Int32 = EEXIST
-        for _ in 0..<max(1, attempts) {
-            candidate = name()
-            let fd = openat(folder, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if fd >= 0 { return (fd, candidate, 0) }
-            error = errno
-            if error != EEXIST { break }
-        }
-        return (-1, candidate, error)
-    }
-
     /// A store's temp name: `PID-TAG-<tag>TOKEN.tmp`, TOKEN a keyed hash of
     /// `counter` (`imgwarm_unpredictable`): the next name cannot be guessed
     /// from earlier ones.
