@@ -59,7 +59,7 @@ public protocol CacheLayout: Sendable {
     var indexKind: CacheIndexKind { get }
 
     /// The last path components of the folders the library caches in by
-    /// default: `kind.defaultFolder`, and the other names its caches are
+    /// default: `defaultFolder`, and the other names its caches are
     /// commonly found under.
     var defaultFolderNames: [String] { get }
 
@@ -98,11 +98,14 @@ public protocol FolderLayout: CacheLayout {
 /// A layout this tool ships: one of the `--layout` values.
 public protocol BuiltInLayout: CacheLayout {
     var kind: CacheLayoutKind { get }
+    /// The folder the library caches in by default, relative to the app's
+    /// cache folder (`Library/Caches`, `Context.getCacheDir()`).
+    var defaultFolder: String { get }
 }
 
 extension BuiltInLayout {
     public var name: String { kind.rawValue }
-    public var defaultFolderNames: [String] { [kind.defaultFolder] }
+    public var defaultFolderNames: [String] { [defaultFolder] }
 }
 
 extension FolderLayout {
@@ -111,10 +114,6 @@ extension FolderLayout {
     }
     public func isLive(_ info: stat, now: Int64) -> Bool { true }
     public func fileTimes(storedAt now: timespec) -> (access: timespec, modification: timespec)? { nil }
-}
-
-extension FolderLayout where Self: BuiltInLayout {
-    public var walksSubfolders: Bool { kind.walksSubfolders }
 }
 
 extension CacheLayout {
@@ -139,33 +138,8 @@ public enum CacheLayoutKind: String, CaseIterable, Sendable {
     case fresco
 
     /// The folder under `${XDG_CACHE_HOME:-$HOME/.cache}` that stands for
-    /// the app's `Library/Caches`, as each library names it by default.
-    public var defaultFolder: String {
-        switch self {
-        case .sdwebimage: return "com.hackemist.SDImageCache/default"
-        case .kingfisher: return "com.onevcat.Kingfisher.ImageCache.default"
-        case .nuke: return "com.github.kean.Nuke.DataCache"
-        // Under the app's cache dir (`Context.getCacheDir()`): Glide's
-        // `DEFAULT_DISK_CACHE_DIR`, Coil 3's singleton
-        // (`SYSTEM_TEMPORARY_DIRECTORY / "coil3_disk_cache"`), Coil 2's
-        // `SingletonDiskCache.DIRECTORY`. Flutter's default cache key
-        // names both its database and its folder; this folder holds them.
-        case .glide: return "image_manager_disk_cache"
-        case .coil: return "coil3_disk_cache"
-        case .coil2: return "image_cache"
-        case .flutter: return "flutter_cache_manager"
-        // React Native's (`OkHttpClientProvider`: `new File(context.getCacheDir(), "http-cache")`).
-        case .okhttp: return "http-cache"
-        // `DiskCacheConfig.Builder.mBaseDirectoryName`.
-        case .fresco: return "image_cache"
-        }
-    }
-
-    /// Whether the library enumerates sub-folders of its cache folder
-    /// (SDWebImage and Kingfisher use a recursive enumerator; Nuke lists
-    /// only the folder itself; flutter's files are in `libCachedImageData/`;
-    /// a DiskLruCache folder is flat).
-    public var walksSubfolders: Bool { self == .sdwebimage || self == .kingfisher || self == .flutter || self == .fresco }
+    /// the app's cache folder, as the library names it by default.
+    public var defaultFolder: String { layout().defaultFolder }
 
     /// Every layout with its default settings, in `allCases` order: the
     /// order detection asks them in.

@@ -25,6 +25,9 @@ public struct CoilLayout: DiskLruLayout {
 
     public var kind: CacheLayoutKind { .coil }
 
+    /// Coil 3's singleton (`SYSTEM_TEMPORARY_DIRECTORY / "coil3_disk_cache"`).
+    public var defaultFolder: String { "coil3_disk_cache" }
+
     /// `RealDiskCache`: appVersion = 3, valueCount = 2.
     public static let journal = DiskLruJournal(appVersion: 3, valueCount: 2, rebuildNeedsEntryCount: false)
     /// `DiskCache.Builder.maximumMaxSizeBytes`: 250L * 1024 * 1024.
@@ -73,6 +76,9 @@ public struct Coil2Layout: DiskLruLayout {
     public init() {}
 
     public var kind: CacheLayoutKind { .coil2 }
+
+    /// Coil 2's `SingletonDiskCache.DIRECTORY`, under the app's cache dir.
+    public var defaultFolder: String { "image_cache" }
 
     /// `RealDiskCache` (2.7.0): appVersion = 1, valueCount = 2.
     public static let journal = DiskLruJournal(appVersion: 1, valueCount: 2, rebuildNeedsEntryCount: false)

@@ -25,11 +25,15 @@ public struct FlutterLayout: BuiltInLayout {
 
     public var kind: CacheLayoutKind { .flutter }
 
+    /// The default cache key names both the database and the folder; this
+    /// folder holds them.
+    public var defaultFolder: String { "flutter_cache_manager" }
+
     /// `libCachedImageData.db` (table `cacheObject`).
     public var indexKind: CacheIndexKind { .flutterDatabase }
 
     /// The default cache key names both the database and the folder.
-    public var defaultFolderNames: [String] { [kind.defaultFolder, Self.storeKey] }
+    public var defaultFolderNames: [String] { [defaultFolder, Self.storeKey] }
 
     /// The files are in `libCachedImageData/`.
     public func holdsEntries(inFolder folder: String) -> Bool { folder == Self.storeKey }

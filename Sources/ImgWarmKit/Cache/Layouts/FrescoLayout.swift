@@ -47,6 +47,9 @@ public struct FrescoLayout: BuiltInLayout {
 
     public var kind: CacheLayoutKind { .fresco }
 
+    /// `DiskCacheConfig.Builder.mBaseDirectoryName`.
+    public var defaultFolder: String { "image_cache" }
+
     /// `v2.ols100.1` and its shard folders (`22`, or `22.0` from Fresco 3.7).
     public func holdsEntries(inFolder folder: String) -> Bool { NameRule.frescoFolder(folder) }
 

@@ -20,6 +20,10 @@ public struct GlideLayout: DiskLruLayout {
 
     public var kind: CacheLayoutKind { .glide }
 
+    /// Under the app's cache dir (`Context.getCacheDir()`): Glide's
+    /// `DEFAULT_DISK_CACHE_DIR`.
+    public var defaultFolder: String { "image_manager_disk_cache" }
+
     /// `DiskLruCacheWrapper`: APP_VERSION = 1, VALUE_COUNT = 1.
     public static let journal = DiskLruJournal(appVersion: 1, valueCount: 1)
     /// The image in `<key>.0`, the only value.

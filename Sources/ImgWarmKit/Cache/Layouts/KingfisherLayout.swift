@@ -40,6 +40,12 @@ public struct KingfisherLayout: FolderLayout, BuiltInLayout {
 
     public var kind: CacheLayoutKind { .kingfisher }
 
+    /// `ImageCache.default`'s folder under `Library/Caches`.
+    public var defaultFolder: String { "com.onevcat.Kingfisher.ImageCache.default" }
+
+    /// Whether the library lists sub-folders of its cache folder (recursive enumerator).
+    public var walksSubfolders: Bool { true }
+
     /// A recursive enumerator: files in any sub-folder count.
     public func holdsEntries(inFolder folder: String) -> Bool { true }
 
@@ -96,6 +102,6 @@ public struct KingfisherLayout: FolderLayout, BuiltInLayout {
         let limit = options.maxSize ?? 0
         return PrunePolicy(expiry: .deadlinePassed(now: now), trimDate: .creation, undatedTrimmedFirst: true,
                            size: .logical, limit: limit, trimsAtLimit: true, target: limit / 2, stopsAtTarget: true,
-                           walksSubfolders: kind.walksSubfolders)
+                           walksSubfolders: walksSubfolders)
     }
 }

@@ -15,6 +15,12 @@ public struct NukeLayout: FolderLayout, BuiltInLayout {
 
     public var kind: CacheLayoutKind { .nuke }
 
+    /// `DataCache`'s default folder under `Library/Caches`.
+    public var defaultFolder: String { "com.github.kean.Nuke.DataCache" }
+
+    /// Whether the library lists sub-folders of its cache folder (lists only the folder itself).
+    public var walksSubfolders: Bool { false }
+
     /// `DataCache.filename(for:)`: SHA-1 hex.
     public func fitsEntryName(_ name: [UInt8], inFolder folder: String) -> Bool {
         NameRule.hex(name, 40, extension: .word)
@@ -49,6 +55,6 @@ public struct NukeLayout: FolderLayout, BuiltInLayout {
         let target = UInt64((Double(limit) * ratio).rounded(.towardZero))
         return PrunePolicy(expiry: .none, trimDate: .access, undatedTrimmedFirst: true, size: .allocated,
                            limit: limit, trimsAtLimit: false, target: target, stopsAtTarget: true,
-                           walksSubfolders: kind.walksSubfolders)
+                           walksSubfolders: walksSubfolders)
     }
 }

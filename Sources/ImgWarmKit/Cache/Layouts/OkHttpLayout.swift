@@ -28,6 +28,9 @@ public struct OkHttpLayout: DiskLruLayout {
 
     public var kind: CacheLayoutKind { .okhttp }
 
+    /// React Native's (`OkHttpClientProvider`: `new File(context.getCacheDir(), "http-cache")`).
+    public var defaultFolder: String { "http-cache" }
+
     /// `Cache.kt` companion: VERSION = 201105, ENTRY_COUNT = 2; OkHttp's
     /// DiskLruCache rebuilds at 2,000 redundant lines and at least as many
     /// as there are entries (`journalRebuildRequired`).

@@ -6,6 +6,12 @@ public struct SDWebImageLayout: FolderLayout, BuiltInLayout {
 
     public var kind: CacheLayoutKind { .sdwebimage }
 
+    /// `SDImageCache`'s default namespace folder under `Library/Caches`.
+    public var defaultFolder: String { "com.hackemist.SDImageCache/default" }
+
+    /// Whether the library lists sub-folders of its cache folder (recursive enumerator (`NSDirectoryEnumerator`)).
+    public var walksSubfolders: Bool { true }
+
     /// A recursive enumerator: files in any sub-folder count.
     public func holdsEntries(inFolder folder: String) -> Bool { true }
 
@@ -51,6 +57,6 @@ public struct SDWebImageLayout: FolderLayout, BuiltInLayout {
         return PrunePolicy(expiry: expiry, trimDate: date, undatedTrimmedFirst: false, size: .allocated,
                            limit: limit, trimsAtLimit: false,
                            target: UInt64((ratio * Double(limit)).rounded(.down)), stopsAtTarget: false,
-                           walksSubfolders: kind.walksSubfolders)
+                           walksSubfolders: walksSubfolders)
     }
 }
