@@ -20,7 +20,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private let index: Int
     /// Hosts refused by their rate, and when to try them again (monotonic
     /// nanoseconds).
-    private var hostWakeups: [String: UInt64] = [:]
+    private var hostWakeups: [HostKey: UInt64] = [:]
     /// Redirect hops whose host's rate had no token: off the multi handle
     /// (still in `transfers`) until `due` (monotonic nanoseconds).
     private var parkedHops: [(transfer: CurlTransfer, url: String, parkedAt: UInt64, due: UInt64)] = []
@@ -140,7 +140,8 @@ final class CurlEventLoop: @unchecked Sendable {
             queue.raise(job, to: pending.request.priority, arrival: arrivals)
             return
         }
-        let job = DownloadJob(key: key, request: pending.request, arrival: arrivals)
+        let hostKey = traffic.keys.intern(pending.request.hostKey ?? ParsedURL.hostKey(of: pending.request.url))
+        let job = DownloadJob(key: key, request: pending.request, arrival: arrivals, hostKey: hostKey)
         job.callers.append(pending.completion)
         jobs.insert(job)
         queue.push(job)
@@ -228,7 +229,7 @@ final class CurlEventLoop: @unchecked Sendable {
             case .follow(let url)?:
                 curl_multi_remove_handle(multi, handle)
                 // The hop counts against the rate of the host it goes to.
-                if let wait = traffic.admitHop(ParsedURL.hostKey(of: url), now: Self.seconds()) {
+                if let wait = traffic.admitHop(traffic.keys.intern(ParsedURL.hostKey(of: url)), now: Self.seconds()) {
                     let now = Self.now()
                     parkedHops.append((transfer, url, now, now + Self.nanoseconds(wait)))
                     continue
@@ -268,7 +269,7 @@ final class CurlEventLoop: @unchecked Sendable {
             guard transfers[hop.transfer.handle] === hop.transfer else { continue }
             if hop.due > now {
                 parkedHops.append(hop)
-            } else if let wait = traffic.admitHop(ParsedURL.hostKey(of: hop.url), now: Self.seconds()) {
+            } else if let wait = traffic.admitHop(traffic.keys.intern(ParsedURL.hostKey(of: hop.url)), now: Self.seconds()) {
                 parkedHops.append((hop.transfer, hop.url, hop.parkedAt, now + Self.nanoseconds(wait)))
             } else {
                 hop.transfer.waited(nanoseconds: now - hop.parkedAt)

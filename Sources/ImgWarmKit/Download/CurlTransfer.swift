@@ -185,7 +185,7 @@ final class CurlTransfer {
         imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
         imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
         imgwarm_easy_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
-        setRequest(url: job.url, origin: headers.needsOrigin ? job.hostKey : nil, isEntryOrigin: true)
+        setRequest(url: job.url, origin: headers.needsOrigin ? job.hostKey.text : nil, isEntryOrigin: true)
     }
 
     /// The URL and the headers of one request of the attempt.
@@ -242,7 +242,7 @@ final class CurlTransfer {
         let spent = Double(CurlEventLoop.now() - startedAt - min(waitedLocally, CurlEventLoop.now() - startedAt)) / 1e9
         requestTimeoutMs = Self.milliseconds(max(config.timeout - spent, 0.001))
         imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
-        setRequest(url: url, origin: origin, isEntryOrigin: origin == job.hostKey)
+        setRequest(url: url, origin: origin, isEntryOrigin: origin == job.hostKey.text)
     }
 
     /// Whether the URL's scheme is https (any case), from its bytes.
