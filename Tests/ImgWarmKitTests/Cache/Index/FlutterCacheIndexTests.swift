@@ -89,7 +89,7 @@ import Glibc
         #expect(stat(folder.database, &st) == 0)
         #expect(st.st_mode & 0o777 == 0o600)
         let q = try DatabaseQueue(path: folder.database)
-        try q.read { db in
+        try q.read { db throws in
             #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == 3)
             #expect(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('cacheObject')") == FlutterCacheIndex.columns)
             #expect(try String.fetchAll(db, sql: "SELECT name FROM pragma_index_list('cacheObject')") == ["cacheObjectkey"])
