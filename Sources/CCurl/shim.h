@@ -33,6 +33,8 @@ static inline CURLcode imgwarm_easy_setopt_share(CURL *h, CURLSH *s) { return cu
  * a gzip header, detected. */
 #include <zlib.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 static inline z_stream *imgwarm_inflater_new(void) {
     z_stream *z = calloc(1, sizeof *z);
     if (z && inflateInit2(z, 15 + 32) != Z_OK) { free(z); return NULL; }
@@ -73,6 +75,58 @@ static inline const char *imgwarm_easy_header_value(CURL *h, const char *name) {
     if (curl_easy_header(h, name, 0, CURLH_HEADER, -1, &header) == CURLHE_OK && header != NULL)
         return header->value;
     return NULL;
+}
+
+/* The response headers a stored response keeps (`CurlTransfer.finish`),
+ * collected as libcurl hands each header line to CURLOPT_HEADERFUNCTION:
+ * curl_easy_header walks the whole header list for every name asked (about
+ * 650 instructions a name). values[i] is a copy of the first header named
+ * imgwarm_kept_names[i] (ASCII case ignored, value without surrounding
+ * blanks) of the last response: a status line starts over (a redirect hop,
+ * a 1xx, a proxy's CONNECT answer), and lines after the blank line that
+ * ends the headers (trailers) are left out, as CURLH_HEADER leaves them.
+ * A value folded onto a continuation line (obsolete since RFC 7230) keeps
+ * its first line only. */
+enum { IMGWARM_KEPT_HEADER_COUNT = 7 };
+typedef struct {
+    char *values[IMGWARM_KEPT_HEADER_COUNT];
+    int ended;
+} imgwarm_kept_headers;
+static const char *const imgwarm_kept_names[IMGWARM_KEPT_HEADER_COUNT] = {
+    "ETag", "Last-Modified", "Vary", "Cache-Control", "Expires", "Date", "Age" };
+static inline void imgwarm_kept_headers_clear(imgwarm_kept_headers *k) {
+    for (int i = 0; i < IMGWARM_KEPT_HEADER_COUNT; i++) { free(k->values[i]); k->values[i] = NULL; }
+    k->ended = 0;
+}
+static inline const char *imgwarm_kept_header(const imgwarm_kept_headers *k, int i) { return k->values[i]; }
+static size_t imgwarm_kept_headers_line(char *line, size_t size, size_t count, void *context) {
+    size_t length = size * count;
+    imgwarm_kept_headers *k = context;
+    if (k == NULL || length == 0) return length;
+    if (length >= 5 && memcmp(line, "HTTP/", 5) == 0) { imgwarm_kept_headers_clear(k); return length; }
+    if (line[0] == '\r' || line[0] == '\n') { k->ended = 1; return length; }
+    if (k->ended) return length;
+    const char *colon = memchr(line, ':', length);
+    if (colon == NULL) return length;
+    size_t nameLength = (size_t)(colon - line);
+    /* Most lines name none of them: length and first letter rule them out. */
+    static const unsigned char lengths[IMGWARM_KEPT_HEADER_COUNT] = { 4, 13, 4, 13, 7, 4, 3 };
+    char first = (char)(line[0] | 0x20);
+    for (int i = 0; i < IMGWARM_KEPT_HEADER_COUNT; i++) {
+        const char *name = imgwarm_kept_names[i];
+        if (lengths[i] != nameLength || (name[0] | 0x20) != first || strncasecmp(line, name, nameLength) != 0) continue;
+        if (k->values[i] != NULL) break;
+        const char *v = colon + 1, *end = line + length;
+        while (v < end && (*v == ' ' || *v == '\t')) v++;
+        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t')) end--;
+        k->values[i] = strndup(v, (size_t)(end - v));
+        /* Out of memory: the header reads as absent. */
+        break;
+    }
+    return length;
+}
+static inline CURLcode imgwarm_easy_keep_headers(CURL *h) {
+    return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, imgwarm_kept_headers_line);
 }
 
 /* libcurl's URL API (curl_url): its flags are macros; the few combinations

@@ -20,7 +20,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private let index: Int
     /// Hosts refused by their rate, and when to try them again (monotonic
     /// nanoseconds).
-    private var hostWakeups: [String: UInt64] = [:]
+    private var hostWakeups: [HostKey: UInt64] = [:]
     /// Redirect hops whose host's rate had no token: off the multi handle
     /// (still in `transfers`) until `due` (monotonic nanoseconds).
     private var parkedHops: [(transfer: CurlTransfer, url: String, parkedAt: UInt64, due: UInt64)] = []
@@ -143,7 +143,8 @@ final class CurlEventLoop: @unchecked Sendable {
             queue.raise(job, to: pending.request.priority, arrival: arrivals)
             return
         }
-        let job = DownloadJob(key: key, request: pending.request, arrival: arrivals)
+        let hostKey = traffic.keys.intern(pending.request.hostKey ?? ParsedURL.hostKey(of: pending.request.url))
+        let job = DownloadJob(key: key, request: pending.request, arrival: arrivals, hostKey: hostKey)
         job.callers.append(pending.completion)
         jobs.insert(job)
         queue.push(job)
@@ -232,7 +233,7 @@ final class CurlEventLoop: @unchecked Sendable {
             case .follow(let url)?:
                 curl_multi_remove_handle(multi, handle)
                 // The hop counts against the rate of the host it goes to.
-                if let wait = traffic.admitHop(ParsedURL.hostKey(of: url), now: Self.seconds()) {
+                if let wait = traffic.admitHop(traffic.keys.intern(ParsedURL.hostKey(of: url)), now: Self.seconds()) {
                     let now = Self.now()
                     parkedHops.append((transfer, url, now, now + Self.nanoseconds(wait)))
                     continue
@@ -275,7 +276,7 @@ final class CurlEventLoop: @unchecked Sendable {
             guard transfers[hop.transfer.handle] === hop.transfer else { continue }
             if hop.due > now {
                 parkedHops.append(hop)
-            } else if let wait = traffic.admitHop(ParsedURL.hostKey(of: hop.url), now: Self.seconds()) {
+            } else if let wait = traffic.admitHop(traffic.keys.intern(ParsedURL.hostKey(of: hop.url)), now: Self.seconds()) {
                 parkedHops.append((hop.transfer, hop.url, hop.parkedAt, now + Self.nanoseconds(wait)))
             } else {
                 hop.transfer.waited(nanoseconds: now - hop.parkedAt)
@@ -300,7 +301,7 @@ final class CurlEventLoop: @unchecked Sendable {
         let hopStarted = hopStarts.removeValue(forKey: ObjectIdentifier(transfer))
         // The host that answered: after a redirect, the hop's (whose rate
         // its requests took a token of), not the entry's.
-        let answered = transfer.redirectsFollowed > 0 ? ParsedURL.hostKey(of: transfer.currentURL) : transfer.job.hostKey
+        let answered = transfer.redirectsFollowed > 0 ? traffic.keys.intern(ParsedURL.hostKey(of: transfer.currentURL)) : transfer.job.hostKey
         var succeeded = false
         var congestion: ConcurrencyLimiter.Reason?
         switch outcome {

@@ -36,6 +36,8 @@ final class CurlTransfer {
     private var decodingFailure: String?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The headers `finish` keeps, as they arrive (`imgwarm_kept_headers`).
+    private let keptHeaders: UnsafeMutablePointer<imgwarm_kept_headers>
 
     /// The header lists of the configuration, per origin.
     private let headers: RequestHeaders
@@ -130,11 +132,15 @@ final class CurlTransfer {
         currentURL = job.url
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        keptHeaders = .allocate(capacity: 1)
+        keptHeaders.initialize(to: imgwarm_kept_headers())
     }
 
     deinit {
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
+        imgwarm_kept_headers_clear(keptHeaders)
+        keptHeaders.deallocate()
         imgwarm_inflater_free(inflater)
         inflateScratch?.deallocate()
         if spillFD >= 0 { close(spillFD) }
@@ -255,6 +261,7 @@ final class CurlTransfer {
                 imgwarm_easy_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodyBytes))
             }
             imgwarm_easy_setopt_datacb(h, CURLOPT_WRITEFUNCTION, curlTransferWrite)
+            imgwarm_easy_keep_headers(h)
         }
         recordsDetail = config.recordsResponseDetail
         // Every time: a redirect shortens it on this handle (`follow`).
@@ -262,7 +269,8 @@ final class CurlTransfer {
         imgwarm_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
         imgwarm_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
         imgwarm_easy_setopt_ptr(h, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
-        setRequest(url: job.url, origin: headers.needsOrigin ? job.hostKey : nil, isEntryOrigin: true)
+        imgwarm_easy_setopt_ptr(h, CURLOPT_HEADERDATA, keptHeaders)
+        setRequest(url: job.url, origin: headers.needsOrigin ? job.hostKey.text : nil, isEntryOrigin: true)
     }
 
     /// The URL and the headers of one request of the attempt.
@@ -319,7 +327,7 @@ final class CurlTransfer {
         let spent = Double(CurlEventLoop.now() - startedAt - min(waitedLocally, CurlEventLoop.now() - startedAt)) / 1e9
         requestTimeoutMs = Self.milliseconds(max(config.timeout - spent, 0.001))
         imgwarm_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, requestTimeoutMs)
-        setRequest(url: url, origin: origin, isEntryOrigin: origin == job.hostKey)
+        setRequest(url: url, origin: origin, isEntryOrigin: origin == job.hostKey.text)
     }
 
     /// Whether the URL's scheme is https (any case), from its bytes.
@@ -557,20 +565,20 @@ final class CurlTransfer {
             var response = DownloadResponse(
                 status: status,
                 body: verdict == .success ? takeBody() : [],
-                etag: header("ETag"),
-                lastModified: header("Last-Modified"),
+                etag: kept(0),
+                lastModified: kept(1),
                 contentType: stringInfo(CURLINFO_CONTENT_TYPE),
-                vary: header("Vary"),
+                vary: kept(2),
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
             response.spilled = spilledBody
             body = []
             var withFreshness = response
             // The body's share of --memory goes with it.
             withFreshness.bodyCharge = verdict == .success ? charge : nil
-            withFreshness.cacheControl = header("Cache-Control")
-            withFreshness.expires = header("Expires")
-            withFreshness.date = header("Date")
-            withFreshness.age = header("Age")
+            withFreshness.cacheControl = kept(3)
+            withFreshness.expires = kept(4)
+            withFreshness.date = kept(5)
+            withFreshness.age = kept(6)
             if recordsDetail {
                 withFreshness.headerFields = headerFields()
                 var version = 0
@@ -643,6 +651,11 @@ final class CurlTransfer {
         let b = body
         body = []
         return b
+    }
+
+    /// Header `index` of `imgwarm_kept_names` of the last response.
+    private func kept(_ index: Int32) -> String? {
+        imgwarm_kept_header(keptHeaders, index).map { String(cString: $0) }
     }
 
     private func header(_ name: String) -> String? {

@@ -9,7 +9,7 @@ final class DownloadJob {
     let key: String
     let url: String
     let validators: HTTPValidators?
-    let hostKey: String
+    let hostKey: HostKey
     var priority: RequestPriority
     /// Arrival number; the queue orders by it within a priority.
     var arrival: UInt64
@@ -23,11 +23,13 @@ final class DownloadJob {
     /// Monotonic nanoseconds when the first attempt started.
     var firstStart: UInt64?
 
-    init(key: String, request: DownloadRequest, arrival: UInt64) {
+    /// `hostKey`: the request's host key (`DownloadRequest.hostKey`, or
+    /// parsed from its URL), interned.
+    init(key: String, request: DownloadRequest, arrival: UInt64, hostKey: HostKey) {
         self.key = key
         self.url = request.url
         self.validators = request.validators.flatMap { $0.isEmpty ? nil : $0 }
-        self.hostKey = request.hostKey ?? ParsedURL.hostKey(of: request.url)
+        self.hostKey = hostKey
         self.priority = request.priority
         self.arrival = arrival
     }

@@ -34,9 +34,11 @@ final class EasyHandlePool {
 
     /// Returns a handle that is no longer in the multi handle. Its error
     /// buffer belonged to the transfer that ends now: curl must not keep a
-    /// pointer into freed memory, even with no transfer to write it.
+    /// pointer into freed memory, even with no transfer to write it (nor
+    /// into the transfer's kept headers).
     func give(_ handle: UnsafeMutableRawPointer) {
         imgwarm_easy_setopt_ptr(handle, CURLOPT_ERRORBUFFER, nil)
+        imgwarm_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, nil)
         idle.append(handle)
     }
 

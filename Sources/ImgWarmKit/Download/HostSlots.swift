@@ -14,7 +14,8 @@ struct HostSlots {
     let perHost: Int?
     let connections: Int
     let adaptive: ConcurrencyLimiter.Parameters?
-    private(set) var hosts: [String: Host] = [:]
+    /// By `HostKey.id`; nil for a host this thread has not seen.
+    private var hosts: [Host?] = []
 
     init(perHost: Int?, connections: Int, adaptive: ConcurrencyLimiter.Parameters?) {
         self.perHost = perHost
@@ -22,14 +23,16 @@ struct HostSlots {
         self.adaptive = adaptive
     }
 
-    private func make(_ key: String) -> Host {
+    private func make(_ key: HostKey) -> Host {
         // Plain http never gets HTTP/2 (no h2c): HTTP/1.1 from the start.
-        Host(limiter: adaptive.map { ConcurrencyLimiter($0) }, http1: key.hasPrefix("http://"))
+        Host(limiter: adaptive.map { ConcurrencyLimiter($0) }, http1: key.text.hasPrefix("http://"))
     }
 
+    private func host(_ key: HostKey) -> Host? { key.id < hosts.count ? hosts[key.id] : nil }
+
     /// How many requests to `key` may be in flight now.
-    func cap(_ key: String) -> Int {
-        cap(of: hosts[key] ?? make(key))
+    func cap(_ key: HostKey) -> Int {
+        cap(of: host(key) ?? make(key))
     }
 
     private func cap(of h: Host) -> Int {
@@ -39,20 +42,21 @@ struct HostSlots {
         return cap
     }
 
-    func inFlight(_ key: String) -> Int { hosts[key]?.inFlight ?? 0 }
+    func inFlight(_ key: HostKey) -> Int { host(key)?.inFlight ?? 0 }
 
-    /// One lookup of the host (this runs for every request that comes up).
-    func mayStart(_ key: String) -> Bool {
-        guard let h = hosts[key] else { return cap(of: make(key)) > 0 }
+    /// This runs for every request that comes up.
+    func mayStart(_ key: HostKey) -> Bool {
+        guard let h = host(key) else { return cap(of: make(key)) > 0 }
         return h.inFlight < cap(of: h)
     }
 
-    mutating func started(_ key: String) {
-        // In place: one lookup, not a read and a write.
-        if (hosts[key]?.inFlight += 1) == nil {
+    mutating func started(_ key: HostKey) {
+        if key.id >= hosts.count { hosts += [Host?](repeating: nil, count: key.id + 1 - hosts.count) }
+        // In place: no copy of the host.
+        if (hosts[key.id]?.inFlight += 1) == nil {
             var h = make(key)
             h.inFlight = 1
-            hosts[key] = h
+            hosts[key.id] = h
         }
     }
 
@@ -60,10 +64,9 @@ struct HostSlots {
     /// byte, when there was a response; `congestion`: a 429/503 or a
     /// timeout/reset; `http1`: the response's protocol was HTTP/1.x.
     /// Returns the limiter's change, if any.
-    mutating func ended(_ key: String, latency: Double?, congestion: ConcurrencyLimiter.Reason?, http1: Bool) -> ConcurrencyLimiter.Change? {
-        guard let index = hosts.index(forKey: key) else { return nil }
-        // Through the index: one lookup, and the host is changed in place.
-        return Self.end(&hosts.values[index], latency: latency, congestion: congestion, http1: http1)
+    mutating func ended(_ key: HostKey, latency: Double?, congestion: ConcurrencyLimiter.Reason?, http1: Bool) -> ConcurrencyLimiter.Change? {
+        guard key.id < hosts.count, hosts[key.id] != nil else { return nil }
+        return Self.end(&hosts[key.id]!, latency: latency, congestion: congestion, http1: http1)
     }
 
     private static func end(_ h: inout Host, latency: Double?, congestion: ConcurrencyLimiter.Reason?,
@@ -79,6 +82,6 @@ struct HostSlots {
     }
 
     mutating func removeAll() {
-        for key in hosts.keys { hosts[key]!.inFlight = 0 }
+        for i in hosts.indices { hosts[i]?.inFlight = 0 }
     }
 }

@@ -11,12 +11,16 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
     private let rates: RequestRates
     private let loops: Int
     private let initialLimit: Int
-    private var hosts: [String: Host] = [:]
+    /// The run's host keys; `hosts` is indexed by their ids.
+    let keys = HostKeys()
+    /// By `HostKey.id`; nil for a host no request went to yet.
+    private var hosts: [Host?] = []
     private var bytes: TokenBucket?
     private var inFlightTotal = 0
     private var startedTotal = 0
 
     private struct Host {
+        let key: String
         var userRate: Double?
         var bucket: TokenBucket?
         var throttle = HostThrottle()
@@ -40,35 +44,53 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
         bytes = bytesPerSecond.map { TokenBucket(rate: $0, now: now, minimumBurst: 1) }
     }
 
-    private func host(_ key: String) -> Host {
-        hosts[key] ?? Host(userRate: rates.rate(forHostKey: key), limits: [Int](repeating: initialLimit, count: loops),
-                           loggedLimit: initialLimit * loops)
+    /// The host's figures, changed in place (made on first use). Under `lock`.
+    private func withHost<T>(_ key: HostKey, _ body: (inout Host) -> T) -> T {
+        if key.id >= hosts.count { hosts += [Host?](repeating: nil, count: key.id + 1 - hosts.count) }
+        if hosts[key.id] == nil {
+            hosts[key.id] = Host(key: key.text, userRate: rates.rate(forHostKey: key.text),
+                                 limits: [Int](repeating: initialLimit, count: loops), loggedLimit: initialLimit * loops)
+        }
+        return body(&hosts[key.id]!)
     }
 
     /// May a request to `key` start now? nil: yes, and it is counted in
     /// flight. Else the seconds until it may (the rate's next token).
-    func admit(_ key: String, now: Double) -> Double? {
+    func admit(_ key: HostKey, now: Double) -> Double? {
         lock.lock()
         defer { lock.unlock() }
-        var h = host(key)
-        defer { hosts[key] = h }
-        let throttled = h.throttle.rate(now: now)
-        let rate = [h.userRate, throttled].compactMap { $0 }.min()
-        if let rate {
-            if h.bucket == nil {
-                h.bucket = TokenBucket(rate: rate, now: now)
-            } else if h.bucket!.rate != rate {
-                h.bucket!.setRate(rate, now: now)
-            }
-            if let wait = h.bucket!.take(now: now) { return wait }
+        let wait = withHost(key) { h -> Double? in
+            if let wait = Self.takeToken(&h, now: now) { return wait }
+            h.throttle.started(now: now)
+            h.requests += 1
+            h.inFlight += 1
+            h.peakInFlight = max(h.peakInFlight, h.inFlight)
+            return nil
         }
-        h.throttle.started(now: now)
-        h.requests += 1
-        h.inFlight += 1
-        h.peakInFlight = max(h.peakInFlight, h.inFlight)
-        inFlightTotal += 1
-        startedTotal += 1
-        return nil
+        if wait == nil {
+            inFlightTotal += 1
+            startedTotal += 1
+        }
+        return wait
+    }
+
+    /// A token of the host's rate (the user's or the throttled one, the
+    /// lower), if it has one: nil when taken or unlimited, else the seconds
+    /// until the next.
+    private static func takeToken(_ h: inout Host, now: Double) -> Double? {
+        guard let rate = lower(h.userRate, h.throttle.rate(now: now)) else { return nil }
+        if h.bucket == nil {
+            h.bucket = TokenBucket(rate: rate, now: now)
+        } else if h.bucket!.rate != rate {
+            h.bucket!.setRate(rate, now: now)
+        }
+        return h.bucket!.take(now: now)
+    }
+
+    private static func lower(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 
     /// May a redirect hop to `key` be requested now? nil: yes, a token of
@@ -76,44 +98,33 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
     /// until it may. The hop's transfer still holds the slot of the entry's
     /// host (`admit`), so nothing is counted in flight here: the rate is
     /// the rule of the host each request really goes to.
-    func admitHop(_ key: String, now: Double) -> Double? {
+    func admitHop(_ key: HostKey, now: Double) -> Double? {
         lock.lock()
         defer { lock.unlock() }
-        var h = host(key)
-        defer { hosts[key] = h }
-        let throttled = h.throttle.rate(now: now)
-        if let rate = [h.userRate, throttled].compactMap({ $0 }).min() {
-            if h.bucket == nil {
-                h.bucket = TokenBucket(rate: rate, now: now)
-            } else if h.bucket!.rate != rate {
-                h.bucket!.setRate(rate, now: now)
-            }
-            if let wait = h.bucket!.take(now: now) { return wait }
+        return withHost(key) { h -> Double? in
+            if let wait = Self.takeToken(&h, now: now) { return wait }
+            h.throttle.started(now: now)
+            h.requests += 1
+            return nil
         }
-        h.throttle.started(now: now)
-        h.requests += 1
-        return nil
     }
 
     /// A redirect hop to `key` (admitted by `admitHop`) was answered with a
     /// 2xx or 304: the successes a 429 of that host is weighed against.
-    func hopSucceeded(_ key: String, now: Double) {
+    func hopSucceeded(_ key: HostKey, now: Double) {
         lock.lock()
         defer { lock.unlock() }
-        guard var h = hosts[key] else { return }
-        h.throttle.succeeded(now: now)
-        hosts[key] = h
+        withHost(key) { h in h.throttle.succeeded(now: now) }
     }
 
     /// A request admitted by `admit` ended; `succeeded`: with a 2xx or 304.
-    func ended(_ key: String, succeeded: Bool, now: Double) {
+    func ended(_ key: HostKey, succeeded: Bool, now: Double) {
         lock.lock()
         defer { lock.unlock() }
-        guard var h = hosts[key] else { return }
-        h.inFlight -= 1
+        guard key.id < hosts.count, hosts[key.id] != nil else { return }
+        hosts[key.id]!.inFlight -= 1
         inFlightTotal -= 1
-        if succeeded { h.throttle.succeeded(now: now) }
-        hosts[key] = h
+        if succeeded { hosts[key.id]!.throttle.succeeded(now: now) }
     }
 
     /// A 429 or 503 from `key` to a request started at `startedAt`. Returns
@@ -121,33 +132,33 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
     /// the answered request's retry (RetryPolicy), not the host: one URL's
     /// 503 must not stall the others, and the lowered rate already eases
     /// the host.
-    func throttled(_ key: String, startedAt: Double, now: Double) -> String? {
+    func throttled(_ key: HostKey, startedAt: Double, now: Double) -> String? {
         lock.lock()
         defer { lock.unlock() }
-        var h = host(key)
-        defer { hosts[key] = h }
-        h.throttledResponses += 1
-        let before = [h.userRate, h.throttle.rate(now: now)].compactMap { $0 }.min()
-        guard let cut = h.throttle.throttled(now: now, startedAt: startedAt, current: before),
-              before.map({ cut < $0 * 0.99 }) ?? true else { return nil }
-        return "\(key): 429/503, rate \(before.map(Self.rateText) ?? "unlimited") -> \(Self.rateText(cut))"
+        return withHost(key) { h -> String? in
+            h.throttledResponses += 1
+            let before = Self.lower(h.userRate, h.throttle.rate(now: now))
+            guard let cut = h.throttle.throttled(now: now, startedAt: startedAt, current: before),
+                  before.map({ cut < $0 * 0.99 }) ?? true else { return nil }
+            return "\(key.text): 429/503, rate \(before.map(Self.rateText) ?? "unlimited") -> \(Self.rateText(cut))"
+        }
     }
 
     /// Engine thread `loop` set its adaptive limit for `key`. Returns a line
     /// for `-v` when the total over the threads moved by a quarter or more
     /// since the last line, or shrank because of errors.
-    func limitChanged(_ key: String, loop: Int, limit: Int, reason: ConcurrencyLimiter.Reason) -> String? {
+    func limitChanged(_ key: HostKey, loop: Int, limit: Int, reason: ConcurrencyLimiter.Reason) -> String? {
         lock.lock()
         defer { lock.unlock() }
-        var h = host(key)
-        defer { hosts[key] = h }
-        h.limits[loop] = limit
-        let total = h.limits.reduce(0, +)
-        h.peakLimit = max(h.peakLimit, total)
-        let moved = abs(total - h.loggedLimit)
-        guard moved >= max(2, h.loggedLimit / 4) || reason == .throttled || reason == .failed else { return nil }
-        defer { h.loggedLimit = total }
-        return "\(key): \(h.loggedLimit) -> \(total) in flight (\(reason.rawValue))"
+        return withHost(key) { h -> String? in
+            h.limits[loop] = limit
+            let total = h.limits.reduce(0, +)
+            h.peakLimit = max(h.peakLimit, total)
+            let moved = abs(total - h.loggedLimit)
+            guard moved >= max(2, h.loggedLimit / 4) || reason == .throttled || reason == .failed else { return nil }
+            defer { h.loggedLimit = total }
+            return "\(key.text): \(h.loggedLimit) -> \(total) in flight (\(reason.rawValue))"
+        }
     }
 
     // MARK: bandwidth
@@ -185,8 +196,8 @@ final class HostTraffic: @unchecked Sendable {  // all state behind `lock`
     func figures(now: Double) -> [HostFigures] {
         lock.lock()
         defer { lock.unlock() }
-        return hosts.keys.sorted().map { key in
-            let h = hosts[key]!
+        return hosts.compactMap { $0 }.sorted { $0.key < $1.key }.map { h in
+            let key = h.key
             let total = h.limits.reduce(0, +)
             return HostFigures(
                 host: key, requests: h.requests, throttledResponses: h.throttledResponses,

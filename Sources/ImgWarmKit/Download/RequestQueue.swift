@@ -30,7 +30,7 @@ struct RequestQueue {
 
     private var ready = Heap<Entry>()
     /// Entries whose host could not start when they came up, by host.
-    private var parked: [String: Heap<Entry>] = [:]
+    private var parked: [HostKey: Heap<Entry>] = [:]
     private var nextToken: UInt64 = 0
 
     /// Queues `job` at its priority and arrival (a retry keeps its arrival,
@@ -73,7 +73,7 @@ struct RequestQueue {
     }
 
     /// Brings `host`'s next parked job back into line.
-    mutating func unpark(_ host: String) {
+    mutating func unpark(_ host: HostKey) {
         // Most runs park nothing: no hashing of the host then.
         guard !parked.isEmpty, var waiting = parked.removeValue(forKey: host) else { return }
         while let entry = waiting.popMin() {
@@ -86,7 +86,7 @@ struct RequestQueue {
     }
 
     /// Whether jobs of `host` wait in the parked heap.
-    func hasParked(_ host: String) -> Bool { parked[host] != nil }
+    func hasParked(_ host: HostKey) -> Bool { parked[host] != nil }
 
     /// Forgets every queued entry (cancellation).
     mutating func removeAll() {

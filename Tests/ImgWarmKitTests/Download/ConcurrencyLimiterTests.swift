@@ -223,16 +223,25 @@ struct ConcurrencyLimiterTests {
         var adaptive = ConcurrencyLimiter.Parameters()
         adaptive.initial = 8
         adaptive.maximum = 128
+        let keys = HostKeys()
+        let httpsA = keys.intern("https://a:443"), httpA = keys.intern("http://a:80"), httpsB = keys.intern("https://b:443")
         var slots = HostSlots(perHost: nil, connections: 3, adaptive: adaptive)
         // https: HTTP/2 until a response says otherwise.
-        #expect(slots.cap("https://a:443") == 8)
+        #expect(slots.cap(httpsA) == 8)
         // plain http is HTTP/1.1 from the start: the connection share.
-        #expect(slots.cap("http://a:80") == 3)
-        slots.started("https://a:443")
-        _ = slots.ended("https://a:443", latency: 0.01, congestion: nil, http1: true)
-        #expect(slots.cap("https://a:443") == 3)
+        #expect(slots.cap(httpA) == 3)
+        slots.started(httpsA)
+        _ = slots.ended(httpsA, latency: 0.01, congestion: nil, http1: true)
+        #expect(slots.cap(httpsA) == 3)
+        // Another host's key (a higher id) starts with its own figures.
+        #expect(slots.cap(httpsB) == 8)
+        #expect(slots.inFlight(httpsB) == 0)
         let fixed = HostSlots(perHost: 2, connections: 6, adaptive: nil)
-        #expect(fixed.cap("https://b:443") == 2)
-        #expect(HostSlots(perHost: nil, connections: 6, adaptive: nil).cap("https://b:443") == Int.max)
+        #expect(fixed.cap(httpsB) == 2)
+        #expect(HostSlots(perHost: nil, connections: 6, adaptive: nil).cap(httpsB) == Int.max)
+        // The same text is the same key; another text another.
+        #expect(keys.intern("https://a:443") == httpsA)
+        #expect(keys.intern("https://a:443").id == httpsA.id)
+        #expect(httpsA != httpA && httpA != httpsB)
     }
 }

@@ -117,8 +117,11 @@ struct RetryPolicyTests {
 
     // MARK: queue
 
+    private let hostKeys = HostKeys()
+
     private func job(_ url: String, _ priority: RequestPriority = .normal, arrival: UInt64) -> DownloadJob {
-        DownloadJob(key: url, request: DownloadRequest(url: url, priority: priority), arrival: arrival)
+        DownloadJob(key: url, request: DownloadRequest(url: url, priority: priority), arrival: arrival,
+                    hostKey: hostKeys.intern(ParsedURL.hostKey(of: url)))
     }
 
     /// Starts and ends every job at once, one at a time.
