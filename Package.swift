@@ -12,7 +12,7 @@ let package = Package(
     // Linux only, so no Apple platform is declared: the code calls Glibc
     // (getdents64 and statx through CFileScan, O_TMPFILE, renameat2,
     // mallopt) and links Debian's image libraries through pkg-config.
-    // Sources/ImgWarmKit/Support/Platform.swift stops other builds with
+    // Sources/ImgWarmSupport/Platform.swift stops other builds with
     // one clear error.
     products: [
         .executable(name: "imgwarm", targets: ["imgwarm"]),
@@ -71,18 +71,82 @@ let package = Package(
         // getdents64 and statx (birth times) for the cache walk of `cache
         // prune`; Swift's Glibc module does not import them.
         .target(name: "CFileScan"),
+        // The engine, one target per layer; a target may import only the
+        // ones named in its dependencies (docs/architecture.md, "Layers").
         .target(
-            name: "ImgWarmKit",
+            name: "ImgWarmSupport",
             dependencies: [
                 "CCurl",
+                "CFileScan",
+                .product(name: "Collections", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ImgWarmDecode",
+            dependencies: [
+                "ImgWarmSupport",
                 "CImageCodecs",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ImgWarmDownload",
+            dependencies: [
+                "ImgWarmSupport",
+                "CCurl",
+                .product(name: "Collections", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ImgWarmCache",
+            dependencies: [
+                "ImgWarmSupport",
                 "CFileScan",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Collections", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the state writes of StateStore.apply.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ImgWarmInspect",
+            dependencies: [
+                "ImgWarmSupport",
+                "ImgWarmDecode",
+                "ImgWarmCache",
+                "CFileScan",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ImgWarmReport",
+            dependencies: [
+                "ImgWarmSupport",
+                "CFileScan",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ImgWarmWarm",
+            dependencies: [
+                "ImgWarmSupport",
+                "ImgWarmDecode",
+                "ImgWarmDownload",
+                "ImgWarmCache",
+                "ImgWarmInspect",
+                "ImgWarmReport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The targets above under one name (the CLI, the benchmarks, the
+        // end-to-end tests); each may import only those below it.
+        .target(
+            name: "ImgWarmKit",
+            dependencies: ["ImgWarmSupport", "ImgWarmDecode", "ImgWarmDownload", "ImgWarmCache", "ImgWarmInspect", "ImgWarmReport", "ImgWarmWarm"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -141,7 +205,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImgWarmKitTests",
-            dependencies: ["ImgWarmKit", "CImageCodecs", "CFileScan", "TestSupport", "CImageFixtures", "CGifReference",
+            dependencies: ["ImgWarmKit", "ImgWarmSupport", "ImgWarmDecode", "ImgWarmDownload", "ImgWarmCache", "ImgWarmInspect", "ImgWarmReport", "ImgWarmWarm", "CImageCodecs", "CFileScan", "TestSupport", "CImageFixtures", "CGifReference",
                            .product(name: "Crypto", package: "swift-crypto"),
                            // flutter_cache_manager's database written as the library leaves it.
                            .product(name: "GRDB", package: "GRDB.swift")],
@@ -149,14 +213,14 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["ImgWarmKit", "TestSupport", "CImageFixtures", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["ImgWarmKit", "ImgWarmSupport", "ImgWarmDecode", "ImgWarmDownload", "ImgWarmCache", "ImgWarmInspect", "ImgWarmReport", "ImgWarmWarm", "TestSupport", "CImageFixtures", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // The adversarial suite (kills, concurrent runs, disk full,
         // network faults at scale, bad manifests, TLS) against the binary.
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["ImgWarmKit", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["ImgWarmKit", "ImgWarmSupport", "ImgWarmDecode", "ImgWarmDownload", "ImgWarmCache", "ImgWarmInspect", "ImgWarmReport", "ImgWarmWarm", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
     ],

@@ -3,7 +3,8 @@
 # LZW check against giflib, of the PNG inflate paths against each other and
 # of the index readers (journals, flutter rows)
 # (fuzz/README.md). Builds the fuzz targets with swiftc -sanitize=fuzzer,address
-# from the sources they test, runs each for SECONDS (default 60), and fails
+# against the engine's targets (each compiled from its folder), runs each
+# for SECONDS (default 60), and fails
 # (exit 1) when a fuzzer finds a crash, a hang (> 10 s for one input), a
 # memory error, a broken invariant, (gif-diff) a GIF verdict that differs
 # from giflib's own decoding, (png-inflate) a PNG verdict of the fast
@@ -43,7 +44,7 @@ module CImageCodecs {
 MAP
 
 # CFileScan: the decoders hand freed memory back through its malloc_trim
-# wrapper (Support/BufferAllocator.swift) after a large decode.
+# wrapper (Sources/ImgWarmSupport/BufferAllocator.swift) after a large decode.
 mkdir -p "$out/module-fs"
 build clang "${cflags[@]}" -I Sources/CFileScan/include -c Sources/CFileScan/fs.c -o "$out/obj/fs.o"
 cat > "$out/module-fs/module.modulemap" <<MAP
@@ -54,34 +55,58 @@ module CFileScan {
 MAP
 
 swiftflags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 5)
-echo "fuzz: building the manifest target" >&2
-build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzManifest -o "$out/fuzz-manifest" \
-  -Xcc -fmodule-map-file="$PWD/Sources/CCurl/module.modulemap" \
-  fuzz/harness/ManifestFuzz.swift \
-  Sources/ImgWarmKit/Prefetch/Manifest.swift Sources/ImgWarmKit/Cache/Layouts/ManifestKeyRule.swift \
-  Sources/ImgWarmKit/Download/DownloadTypes.swift Sources/ImgWarmKit/Download/RequestHeaderRules.swift Sources/ImgWarmKit/Download/RequestRates.swift \
-  Sources/ImgWarmKit/Download/BodyMemory.swift \
-  Sources/ImgWarmKit/Support/Redaction.swift Sources/ImgWarmKit/Support/TerminalText.swift Sources/ImgWarmKit/Support/Version.swift \
-  Sources/ImgWarmKit/Support/ParsedURL.swift Sources/ImgWarmKit/Support/URISyntax.swift Sources/ImgWarmKit/Support/Hex.swift Sources/ImgWarmKit/Support/SystemError.swift \
-  Sources/ImgWarmKit/Support/ImgWarmError.swift Sources/ImgWarmKit/Support/HTTPFacts.swift \
-  -lcurl
-echo "fuzz: building the image target" >&2
-build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzImage -o "$out/fuzz-image" \
-  -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
-  fuzz/harness/ImageFuzz.swift Sources/ImgWarmKit/Decode/*.swift \
-  Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift Sources/ImgWarmKit/Support/Hex.swift \
-  Sources/ImgWarmKit/Support/ImgWarmError.swift \
-  "${objs[@]}" "$out/obj/fs.o" \
-  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
-echo "fuzz: building the index target" >&2
-build swiftc "${swiftflags[@]}" -module-name ImgWarmFuzzIndex -o "$out/fuzz-index" \
-  fuzz/harness/IndexFuzz.swift Sources/ImgWarmKit/Cache/Index/DiskLruJournal.swift \
-  Sources/ImgWarmKit/Cache/Index/IndexFileRemover.swift Sources/ImgWarmKit/Cache/Index/FlutterCacheRows.swift
+# The engine's targets (Sources/ImgWarm*), each compiled from its folder as a
+# module with the fuzzer's instrumentation, in dependency order; what they
+# import from other packages (swift-collections, swift-crypto, GRDB) comes
+# uninstrumented from the debug build, so `swift build` must have run.
+dbg=.build/debug
+[ -d "$dbg/Modules" ] || { echo "fuzz: no $dbg/Modules: run swift build first" >&2; exit 2; }
+deps_archive="$out/deps.a"
+rm -f "$deps_archive"
+# Every object of the other packages' targets (the linker takes only the
+# members the harness needs).
+find "$dbg"/ -name '*.o' -path '*.build/*' -print0 \
+  | grep -zvE '/(ImgWarm[A-Za-z]*|imgwarm|validate_bench|validate-bench|TestSupport|CImageFixtures|CGifReference|CImageCodecs|CFileScan|[A-Za-z]*Tests|NIO[A-Za-z]*|CNIO[A-Za-z]*|ArgumentParser[A-Za-z]*|imgwarmPackage[A-Za-z]*|generate_[a-z_]*|[A-Za-z_-]*tool)\.build/' \
+  | xargs -0 ar rcs "$deps_archive"
+# engine_modules OUTDIR FLAGS-ARRAY-NAME MODULE...: compiles each module's folder.
+engine_modules() {
+  local dir="$1"; shift
+  local -n mflags="$1"; shift
+  mkdir -p "$dir"
+  for m in "$@"; do
+    build swiftc "${mflags[@]}" -enable-testing -wmo -module-name "$m" -package-name imgwarm \
+      -emit-module -emit-module-path "$dir/$m.swiftmodule" -c -o "$dir/$m.o" \
+      -I "$dir" -I "$dbg/Modules" \
+      -Xcc -fmodule-map-file="$PWD/Sources/CCurl/module.modulemap" -I/usr/include/x86_64-linux-gnu \
+      -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
+      -Xcc -fmodule-map-file="$PWD/.build/checkouts/GRDB.swift/Sources/GRDBSQLite/module.modulemap" \
+      $(for h in .build/checkouts/swift-crypto/Sources/C*/include/module.modulemap; do echo "-Xcc -fmodule-map-file=$PWD/$h"; done) \
+      $(find "Sources/$m" -name '*.swift' | sort)
+  done
+}
+libs=(-lcurl -lsqlite3 -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate -ldl)
+echo "fuzz: building the engine's targets" >&2
+engine_modules "$out/engine" swiftflags ImgWarmSupport ImgWarmDecode ImgWarmDownload ImgWarmCache ImgWarmInspect ImgWarmReport ImgWarmWarm
+eng() { for m in "$@"; do echo "$out/engine/$m.o"; done; }
+harness() {  # harness NAME SOURCE MODULES...
+  local name="$1" src="$2"; shift 2
+  echo "fuzz: building the $name target" >&2
+  build swiftc "${swiftflags[@]}" -module-name "ImgWarmFuzz$name" -package-name imgwarm -o "$out/fuzz-$name" \
+    -I "$out/engine" -I "$dbg/Modules" \
+    -Xcc -fmodule-map-file="$PWD/Sources/CCurl/module.modulemap" \
+    -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
+    -Xcc -fmodule-map-file="$PWD/.build/checkouts/GRDB.swift/Sources/GRDBSQLite/module.modulemap" \
+    $(for h in .build/checkouts/swift-crypto/Sources/C*/include/module.modulemap; do echo "-Xcc -fmodule-map-file=$PWD/$h"; done) \
+    "$src" $(eng "$@") "${objs[@]}" "$out/obj/fs.o" "$deps_archive" "${libs[@]}"
+}
+harness manifest fuzz/harness/ManifestFuzz.swift ImgWarmSupport ImgWarmDecode ImgWarmDownload ImgWarmCache ImgWarmInspect ImgWarmReport ImgWarmWarm
+harness image fuzz/harness/ImageFuzz.swift ImgWarmSupport ImgWarmDecode
+harness index fuzz/harness/IndexFuzz.swift ImgWarmSupport ImgWarmCache
 echo "fuzz: building the decode-memory target" >&2
 # The decoders' heap peak against DecodeMemory's estimate: malloc is
 # interposed (fuzz/harness/peak_malloc.c), so this target has no ASan (its
-# allocator would take the same names); the C codecs are built again
-# without it.
+# allocator would take the same names); the C codecs and the targets are
+# built again without it.
 mkdir -p "$out/obj-plain" "$out/module-peak"
 plain=()
 for c in Sources/CImageCodecs/*.c; do
@@ -97,15 +122,16 @@ module CPeakMalloc {
     export *
 }
 MAP
-build swiftc -sanitize=fuzzer -parse-as-library -O -g -swift-version 5 -module-name ImgWarmFuzzDecodeMemory \
-  -o "$out/fuzz-decode-memory" \
+plainflags=(-sanitize=fuzzer -parse-as-library -O -g -swift-version 5)
+engine_modules "$out/engine-plain" plainflags ImgWarmSupport ImgWarmDecode
+build swiftc "${plainflags[@]}" -module-name ImgWarmFuzzDecodeMemory -package-name imgwarm \
+  -o "$out/fuzz-decode-memory" -I "$out/engine-plain" -I "$dbg/Modules" \
+  -Xcc -fmodule-map-file="$PWD/Sources/CCurl/module.modulemap" \
   -Xcc -fmodule-map-file="$out/module/module.modulemap" -Xcc -fmodule-map-file="$out/module-fs/module.modulemap" \
   -Xcc -fmodule-map-file="$out/module-peak/module.modulemap" \
-  fuzz/harness/DecodeMemoryFuzz.swift Sources/ImgWarmKit/Decode/*.swift \
-  Sources/ImgWarmKit/Support/Units.swift Sources/ImgWarmKit/Support/BufferAllocator.swift Sources/ImgWarmKit/Support/Hex.swift \
-  Sources/ImgWarmKit/Support/ImgWarmError.swift \
-  "${plain[@]}" "$out/obj-plain/fs.o" "$out/obj-plain/peak_malloc.o" -Xlinker --export-dynamic \
-  -lpng16 -ljpeg -lgif -lwebp -lwebpdemux -lz -ltiff -lavif -laom -lheif -ljxl -ljxl_threads -ldeflate
+  fuzz/harness/DecodeMemoryFuzz.swift "$out/engine-plain/ImgWarmSupport.o" "$out/engine-plain/ImgWarmDecode.o" \
+  "${plain[@]}" "$out/obj-plain/fs.o" "$out/obj-plain/peak_malloc.o" "$deps_archive" -Xlinker --export-dynamic \
+  "${libs[@]}"
 
 # decode-memory seeds: the image corpus and large valid images of every
 # decoded format (the estimate matters where the decoders allocate much),

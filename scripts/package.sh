@@ -7,7 +7,7 @@
 #   /usr/share/doc/imgwarm/               copyright, changelog.gz
 # Depends is what dpkg-shlibdeps derives from the binary's NEEDED entries, so a
 # C library linked in later (a new image format) lands in it by itself.
-# Version: Sources/ImgWarmKit/Support/Version.swift (packaging/deb/changelog
+# Version: Sources/ImgWarmSupport/Version.swift (packaging/deb/changelog
 # must have an entry for it); architecture: dpkg --print-architecture.
 # Needs the Swift toolchain (/opt/swift, or swift on PATH) and dpkg-dev.
 #   scripts/package.sh          (PACKAGE_SCRATCH: build folder, default .build-package)
@@ -24,8 +24,8 @@ for tool in swift dpkg-shlibdeps dpkg-gencontrol dpkg-deb dpkg-parsechangelog st
   command -v "$tool" >/dev/null || die "needs $tool (scripts/setup.sh installs dpkg-dev; Swift goes in /opt/swift)"
 done
 
-version="$(sed -n 's/^ *public static let string = "\([^"]*\)".*/\1/p' Sources/ImgWarmKit/Support/Version.swift)"
-[ -n "$version" ] || die "no version found in Sources/ImgWarmKit/Support/Version.swift"
+version="$(sed -n 's/^ *public static let string = "\([^"]*\)".*/\1/p' Sources/ImgWarmSupport/Version.swift)"
+[ -n "$version" ] || die "no version found in Sources/ImgWarmSupport/Version.swift"
 changelog_version="$(dpkg-parsechangelog -l packaging/deb/changelog -S Version)"
 [ "$changelog_version" = "$version" ] ||
   die "packaging/deb/changelog's latest entry is $changelog_version, Version.swift says $version: add a changelog entry"

@@ -97,5 +97,5 @@ export PATH="/opt/swift/usr/bin:$PATH"
 case "$mode" in
   --build-deps) ;;
   --release | --install | --demo) swift build -c release --product imgwarm ;;
-  *) swift build --build-tests ;;
+  *) swift build --build-tests --explicit-target-dependency-import-check error ;;
 esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up the machine (packages, build) and runs every test: unit tests per
 # concern, end-to-end tests of the real binary against loopback servers, the
-# reliability suite; the layers' direction (scripts/check-layers.sh); then the package test (scripts/test-package.sh: the .deb
+# reliability suite; then the package test (scripts/test-package.sh: the .deb
 # installed in a clean Debian 12 root, a real warm there; IMGWARM_PACKAGE_TEST=0
 # skips it outside CI); then the fuzzers for a short time each
 # (IMGWARM_FUZZ_SECONDS, default 30; 0 skips them). Fails when a test fails
@@ -14,9 +14,6 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
-# The engine's layers may import only the layers below them
-# (docs/architecture.md, "Layers").
-scripts/check-layers.sh || status=1
 if [ "${IMGWARM_PACKAGE_TEST:-1}" != 0 ] || [ "${CI:-}" = true ]; then
   scripts/test-package.sh || status=1
 else

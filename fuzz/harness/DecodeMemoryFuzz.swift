@@ -1,3 +1,5 @@
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
 // libFuzzer entry point asserting the decode memory estimate: for each
 // input decoded here, the heap's peak while its decoder runs
 // (peak_malloc.c, an interposed malloc) must not pass what

@@ -1,3 +1,5 @@
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
 // libFuzzer entry point for image validation: the sniffers, header
 // readers, the decode memory estimate and the libpng / libjpeg-turbo /
 // giflib shims (built with ASan by scripts/fuzz.sh), with and without full

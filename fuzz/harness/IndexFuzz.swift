@@ -1,3 +1,5 @@
+@testable import ImgWarmSupport
+@testable import ImgWarmCache
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,8 +8,9 @@ import Glibc
 // (`DiskLruJournal.parse`) and flutter `cacheObject` rows
 // (`FlutterCacheRow.validated`), and the removals the index layouts make
 // from what they read (`removeValueFiles` of dead edits and of evicted
-// entries; `FlutterCacheRow.removeFile` of pruned rows), compiled with
-// the files in Sources/ImgWarmKit/Cache/Index they live in (scripts/fuzz.sh).
+// entries; `FlutterCacheRow.removeFile` of pruned rows), built against
+// ImgWarmCache (Sources/ImgWarmCache/Index) with testing enabled
+// (scripts/fuzz.sh).
 // Every removal reaches the remover below, which removes nothing and
 // checks the name instead.
 

@@ -1,8 +1,12 @@
+@testable import ImgWarmSupport
+@testable import ImgWarmCache
+@testable import ImgWarmWarm
 import CCurl
 
-// libFuzzer entry point for the manifest line parser. Compiled together
-// with Sources/ImgWarmKit/Prefetch/Manifest.swift and the few files it
-// needs (scripts/fuzz.sh), so `parse(line:source:)` is reachable.
+// libFuzzer entry point for the manifest line parser
+// (Sources/ImgWarmWarm/Manifest.swift), built against the engine's
+// targets with testing enabled (scripts/fuzz.sh), so `parse(line:source:)`
+// is reachable.
 
 /// Fails the run (libFuzzer reports it as a crash with the input saved).
 func invariant(_ ok: Bool, _ what: @autoclosure () -> String) {

@@ -280,8 +280,8 @@ import TestSupport
     /// in docs/commands.md, in backquotes.
     @Test func errorClassesAndReportKeysAreExplained() throws {
         let commands = try String(contentsOfFile: Self.root + "/docs/commands.md", encoding: .utf8)
-        let outcome = try String(contentsOfFile: Self.root + "/Sources/ImgWarmKit/Support/EntryOutcome.swift", encoding: .utf8)
-        let report = try String(contentsOfFile: Self.root + "/Sources/ImgWarmKit/Report/RunReport.swift", encoding: .utf8)
+        let outcome = try String(contentsOfFile: Self.root + "/Sources/ImgWarmSupport/EntryOutcome.swift", encoding: .utf8)
+        let report = try String(contentsOfFile: Self.root + "/Sources/ImgWarmReport/RunReport.swift", encoding: .utf8)
         let names = Set(outcome.matches(of: #/return "([a-z\-]+)"/#).map { String($0.output.1) }).subtracting(["pending"])
         let keys = Set(report.matches(of: #/\\"([a-z_]+)\\"/#).map { String($0.output.1) })
         #expect(names.count >= 20, "\(names.sorted())")

@@ -52,7 +52,7 @@ import TestSupport
             let parts = file.split(separator: "/").dropLast().map(String.init)
             guard !parts.isEmpty, !parts[0].hasPrefix(".") else { continue }
             // Every top-level folder; Sources/* and Tests/*; and two levels
-            // inside the library (Sources/ImgWarmKit/Cache/Layouts/).
+            // inside the library (Sources/ImgWarmCache/Layouts/).
             var depth = 1
             if parts[0] == "Sources" || parts[0] == "Tests" { depth = 2 }
             if parts.count > 1 && parts[0] == "Sources" && parts[1] == "ImgWarmKit" { depth = 4 }

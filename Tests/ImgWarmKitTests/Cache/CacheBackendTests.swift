@@ -3,7 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// A cache format that exists only in this file: its entries are
 /// `toy-<FNV-1a of the key>.bin` files in the cache folder itself, and its

@@ -2,7 +2,13 @@ import CImageCodecs
 import CImageFixtures
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 private func estimate(_ bytes: [UInt8], _ format: ImageFormat, maxPixels: UInt64 = 100_000_000) -> UInt64 {
     bytes.withUnsafeBytes { DecodeMemory.estimate(format, $0, maxPixels: maxPixels) }

@@ -1,6 +1,12 @@
 import Testing
 import TestSupport
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// APNG: every frame after the default image is checked by the APNG walk
 /// of png_validate.c (Debian's libpng reads only the default image). The

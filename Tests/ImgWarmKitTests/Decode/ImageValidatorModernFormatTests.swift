@@ -4,7 +4,13 @@ import Glibc
 import Dispatch
 import Synchronization
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 // AVIF (libavif + libaom), HEIC/HEIF (libheif) and JPEG XL (libjxl): the
 // images come from the same libraries' encoders (CImageFixtures).

@@ -2,7 +2,13 @@ import CDeflate
 import CImageCodecs
 import Testing
 import TestSupport
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// PNG/APNG image data is inflated by libdeflate first and by zlib only when
 /// libdeflate's success cannot decide (png_validate.c, inflate_agree.c).

@@ -1,6 +1,12 @@
 import Testing
 import TestSupport
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// Verdicts as the apps' decoders give them. Each image here is
 /// made in the test; each failed (or passed wrongly) before the fix.

@@ -2,7 +2,13 @@ import CImageCodecs
 import Foundation
 import Testing
 import TestSupport
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// A decoder library that cannot be opened (lazy_codecs.c) is IW_NO_DECODER
 /// with a reason naming the package to install, and a `noDecoder` failure,

@@ -1,5 +1,11 @@
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// The scheduler's pure decisions: the adaptive limit, token buckets, the
 /// rate a 429 leaves, `--rate` syntax, and each host's cap.

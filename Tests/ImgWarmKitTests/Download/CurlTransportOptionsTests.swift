@@ -1,5 +1,11 @@
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// The curl tool's CA and .netrc rules (curl/curl, src/tool_operate.c: the
 /// CA set-up reads CURL_CA_BUNDLE, else SSL_CERT_DIR and SSL_CERT_FILE, only

@@ -1,5 +1,11 @@
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// How `-j`, `--per-host` and `--download-threads` are divided between the
 /// engine threads: the shares add up to each limit exactly, and none is 0.

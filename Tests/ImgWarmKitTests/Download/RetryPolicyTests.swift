@@ -1,7 +1,13 @@
 import CCurl
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// The pure parts of the engine: retry delays, classification, URL text and
 /// the queue's ordering, without sockets.

@@ -1,5 +1,11 @@
 import CImageFixtures
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// Images made by the test-only encoders of CImageFixtures, plus the byte
 /// surgery the tests need (PNG chunks with valid CRCs, JPEG markers).

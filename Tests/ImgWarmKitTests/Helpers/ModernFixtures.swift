@@ -1,5 +1,11 @@
 import CImageFixtures
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// AVIF, HEIC and JPEG XL images made by the encoders of CImageFixtures
 /// (libavif + aom, libheif + x265, libjxl), and the byte surgery the tests

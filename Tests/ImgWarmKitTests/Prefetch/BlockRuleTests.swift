@@ -1,7 +1,13 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// Which failures enter the failed-URL list. SDWebImage's own rule, for
 /// comparison (SDWebImage/SDWebImage, SDWebImage/Core/SDWebImageDownloader.m,

@@ -3,7 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 @Suite struct BudgetGateTests {
     /// Tickets decided out of order are answered in ticket order, each

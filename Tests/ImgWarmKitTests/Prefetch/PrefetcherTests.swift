@@ -3,7 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// An engine for the coordinator's tests: starts requests in arrival order
 /// with `concurrency` in flight, and completes the ones in flight in a

@@ -2,7 +2,13 @@
 import Glibc
 #endif
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// What the stderr reader thread does with each line a decoder library
 /// writes (Support/ErrorOutput.swift).

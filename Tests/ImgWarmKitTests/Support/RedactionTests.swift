@@ -1,6 +1,12 @@
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 import TestSupport
 
 /// Points 4 to 7, at the level of the pure rules: one redaction

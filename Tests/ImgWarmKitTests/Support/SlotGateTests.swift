@@ -1,7 +1,13 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// The thread hand-offs of `warm` (Support/HandOff.swift): no slot or item
 /// lost or handed out twice when many threads give back at once, and the

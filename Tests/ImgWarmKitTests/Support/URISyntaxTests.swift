@@ -1,7 +1,13 @@
 import Crypto
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// `URISyntax` claims that text it accepts is what `URL(string:)` gives
 /// back unchanged, with the path where Foundation finds it. Checked on

@@ -1,7 +1,13 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// Runs on other machines or in other containers share a cache on a volume
 /// (docs/recipes/kubernetes-shared-volume.md). Their pids mean

@@ -1,7 +1,13 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// Names, journal lines and records of the Android and Flutter layouts,
 /// against values read from the libraries' sources:

@@ -1,7 +1,13 @@
 import Foundation
 import Testing
 import GRDB
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,11 @@
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// A `cacheObject` row checked as data, by table: the types
 /// Baseflow/flutter_cache_manager's

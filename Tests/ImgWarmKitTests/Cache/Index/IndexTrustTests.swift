@@ -2,7 +2,13 @@
 import Glibc
 #endif
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// Whether an index file is acted on (docs/security.md), by table.
 @Suite struct IndexTrustTests {

@@ -2,7 +2,13 @@ import CFileScan
 import Foundation
 import Testing
 import TestSupport
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 #if canImport(Glibc)
 import Glibc
 #endif

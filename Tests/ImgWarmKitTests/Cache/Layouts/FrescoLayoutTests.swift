@@ -1,6 +1,12 @@
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// `--layout fresco`, from facebook/fresco (imagepipeline-base/.../cache/disk/
 /// and cache/common/, fbcore SecureHashUtil), cited per constant.

@@ -1,6 +1,12 @@
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// How a folder's layout is told (record, index, names, folder name,
 /// default) and each layout's name rule. The rules follow the libraries:

@@ -1,7 +1,13 @@
 import Crypto
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 /// `--layout okhttp`: OkHttp's HTTP cache, from square/okhttp
 /// (okhttp/src/commonJvmAndroid/kotlin/okhttp3/Cache.kt and

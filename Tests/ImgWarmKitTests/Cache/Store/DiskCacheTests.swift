@@ -1,7 +1,13 @@
 import CFileScan
 import Foundation
 import Testing
-@testable import ImgWarmKit
+@testable import ImgWarmSupport
+@testable import ImgWarmDecode
+@testable import ImgWarmDownload
+@testable import ImgWarmCache
+@testable import ImgWarmInspect
+@testable import ImgWarmReport
+@testable import ImgWarmWarm
 
 func makeTempDirectory(_ name: String = "imgwarm-test") -> String {
     let path = NSTemporaryDirectory() + "\(name)-\(UUID().uuidString)"

@@ -1,0 +1,245 @@
+import Foundation
+import ImgWarmSupport
+import ImgWarmDecode
+import ImgWarmDownload
+import ImgWarmCache
+
+/// What the prefetcher needs of a download engine (the libcurl
+/// `Downloader` in production).
+public protocol DownloadEngine: AnyObject {
+    func enqueue(_ request: DownloadRequest, completion: @escaping @Sendable (DownloadResult) -> Void)
+    var outstandingCount: Int { get }
+    func cancelAll()
+    func waitUntilIdle()
+    func shutdown()
+    /// Threads its completions run on (the libcurl engine: one per loop).
+    var threads: Int { get }
+}
+
+extension DownloadEngine {
+    public var threads: Int { 1 }
+}
+
+extension Downloader: DownloadEngine {
+    public var threads: Int { split.count }
+}
+
+/// SDWebImageManager + SDWebImagePrefetcher for batch use: runs each entry
+/// of a plan, in the plan's order, through the stages of `warm`: lookup
+/// (CacheLookups), `Triage`, fetch (the engine, in arrival order), validate
+/// (`ValidateStage`), store (`GatedStore`: the budget gate in front of a
+/// `CacheStore`) and `Finish`. The coordinator itself only owns what spans
+/// stages: back-pressure, cancellation and the engine's lifetime.
+// @unchecked Sendable: its vars (`onFailure`, `onEntry`, `failedAtStart`, `recorder`) are set before run() starts the threads that read them; shared state lives in locked types.
+public final class Prefetcher: @unchecked Sendable {
+    public let plan: WarmPlan
+    public let cache: DiskCache
+    public let state: StateStore?
+    public let engine: DownloadEngine
+    public let options: WarmOptions
+    public let ledger: RunLedger
+    private let store: CacheStore
+    private let validator: ValidateStage
+    private let validationQueue: WorkerPool
+    /// Entries with small bodies finish on the engine's thread (no
+    /// decoding to move off it).
+    private let storesInline: Bool
+    /// The engine's completion threads (`DownloadEngine.threads`).
+    private let engineThreads: Int
+    /// Back-pressure: one slot per requested entry until it is finished,
+    /// so bodies in memory are bounded by concurrency, not the manifest.
+    private let pipeline: SlotGate
+    private let flags = RunFlags()
+    private lazy var recorder = StateRecorder(state: state) { [weak self] in self?.onFailure?($0) }
+    /// The failed-URL list as the run found it.
+    private var failedAtStart = FailedURLSet()
+
+    /// Failure lines go here as they happen (the CLI prints them).
+    public var onFailure: (@Sendable (String) -> Void)?
+    /// Every finished entry (verbose output).
+    public var onEntry: (@Sendable (Int, EntryResult) -> Void)?
+
+    /// `store`: where bodies are written; the cache itself unless a test
+    /// puts faults in front of it.
+    public init(plan: WarmPlan, cache: DiskCache, store: CacheStore? = nil, state: StateStore?, engine: DownloadEngine,
+                options: WarmOptions, validate: @escaping ImageValidation) {
+        self.plan = plan
+        self.cache = cache
+        self.store = store ?? cache
+        self.state = state
+        self.engine = engine
+        self.options = options
+        self.validator = ValidateStage(validate: validate, options: options.validation)
+        self.ledger = RunLedger(entries: plan.count, problems: plan.problems.count)
+        // The feeder is woken once per batch of finished entries, not per
+        // entry; the batch leaves the engine enough to run (FeedWindow).
+        self.pipeline = SlotGate(slots: max(1, options.pipelineDepth),
+                                 wakeBatch: options.pipelineWakeBatch ?? options.pipelineDepth / 2)
+        // Not with --budget: a decision of the gate runs the writes of later
+        // entries waiting on it, large ones included, on the deciding thread.
+        storesInline = !options.validation.decode && options.budgetBytes == nil
+        engineThreads = engine.threads
+        validationQueue = WorkerPool(threads: max(1, options.validationWorkers), name: "imgwarm.validation")
+    }
+
+    /// The one way a run stops early, from a signal handler (`fatal` nil)
+    /// or a worker that hit a disk error: no new entry is fed, and the
+    /// engine aborts what it holds (those entries end as skipped).
+    public func cancel(fatal: ImgWarmError? = nil) {
+        if let fatal { flags.setFatal(fatal) } else { flags.interrupt() }
+        engine.cancelAll()
+    }
+
+    /// A disk error that makes the cache unusable (disk full).
+    public var fatalError: ImgWarmError? { flags.fatal }
+
+    /// Runs every entry of the plan to an outcome, then shuts the engine
+    /// down. Blocks until done.
+    public func run() {
+        // Loaded also with --retry-failed: a success then has to take the
+        // URL off the list, and only those URLs need that write.
+        if let state, let failed = try? state.failedURLSet() { failedAtStart = failed }
+        let gate = options.budgetBytes.map { BudgetGate(limit: $0, cacheDirectory: cache.directory) }
+        let writer = GatedStore(store: store, gate: gate)
+        recorder.start()
+        for index in 0..<plan.count where plan.duplicate(of: index) != nil {
+            var r = EntryResult()
+            r.outcome = .duplicate
+            ledger.record(index, r)
+        }
+        let lookups = CacheLookups(plan: plan, cache: cache, renewingHits: !options.dryRun)
+        for position in 0..<plan.order.count {
+            if flags.shouldStop { break }
+            let index = Int(plan.order[position]), started = DispatchTime.now()
+            let lookup = lookups.lookup(at: position)
+            let url = plan.url(index)
+            if let refusal = cache.layout.refusal(url: url, key: plan.key(index)) {
+                var r = EntryResult()
+                r.outcome = .failed
+                r.error = .invalidURL
+                onFailure?("\(Redaction.url(url)): \(refusal)")
+                record(index, r, started: started, reason: refusal)
+                continue
+            }
+            let blocks = failedAtStart.contains(url)
+            // A row that no longer blocks still goes once the URL succeeds.
+            let wasFailed = blocks || failedAtStart.isListed(url)
+            let decision = Triage.decide(existingBytes: lookup.existing?.size, isFailedURL: blocks,
+                                         budgetSpent: gate?.isFull ?? false, options: options.triage) {
+                (try? self.state?.validators(forKey: self.plan.key(index))).flatMap { $0 }
+                    .map { HTTPValidators(etag: $0.etag, lastModified: $0.lastModified) }
+            }
+            guard case .fetch(let validators) = decision else {
+                record(index, Finish.triaged(decision) ?? EntryResult(), started: started,
+                       path: unplanned(lookup.existing?.path, for: lookup.name))
+                continue
+            }
+            pipeline.wait()
+            if flags.shouldStop {
+                pipeline.signal()
+                break
+            }
+            let entry = Finish.Entry(url: url, key: plan.key(index), wasFailed: wasFailed, replacesFile: lookup.existing != nil)
+            fetch(index, entry, lookup, validators: validators, writer: writer, started: started)
+        }
+        lookups.stop()
+        engine.waitUntilIdle()
+        validationQueue.waitUntilIdle()
+        recorder.stop()
+        engine.shutdown()
+        // Entries never reached (interrupt, disk full) end as skipped.
+        for position in 0..<plan.order.count where ledger.result(Int(plan.order[position])).outcome == .pending {
+            var r = EntryResult()
+            r.outcome = .skipped
+            r.error = .cancelled
+            ledger.record(Int(plan.order[position]), r)
+        }
+    }
+
+    private func fetch(_ index: Int, _ entry: Finish.Entry, _ lookup: CacheLookahead.Lookup, validators: HTTPValidators?,
+                       writer: GatedStore, started: DispatchTime) {
+        let request = DownloadRequest(url: entry.url, priority: plan.priority(index), validators: validators,
+                                      hostKey: plan.hostKey(index))
+        let ticket = writer.ticket()
+        engine.enqueue(request) { [self] result in
+            // The engine's thread. Decoding goes to the validation workers
+            // so transfers never stall behind it. Without decoding
+            // (`--no-validate`) the rest is one file write: a small one is
+            // done right here, as curl's own tool does, since a hand-off
+            // would cost more than the write (a wakeup and two context
+            // switches per file; perf: 15-20% of a thumbnail run's CPU went
+            // to futex and scheduling); a large one goes to a worker when
+            // the engine has one thread, so that copying it into the page
+            // cache overlaps the receiving (`storesOnEngineThread`).
+            let finishEntry = { [self] in
+                let done = { [self] (verdict: Result<ImageInfo, ValidationFailure>?, stored: StoreResult?) in
+                    let out = Finish.outcome(of: entry, download: result, validation: verdict, store: stored,
+                                             now: Date().timeIntervalSince1970)
+                    recorder.batch.add(out.changes)
+                    if let fatal = out.fatal { cancel(fatal: fatal) }
+                    if out.announce, let reason = out.reason { onFailure?("\(Redaction.url(entry.url)): \(reason)") }
+                    var path = lookup.existing?.path
+                    if case .stored(let written)? = stored { path = written }
+                    record(index, out.entry, started: started, reason: out.reason, image: out.image, response: out.response,
+                           path: out.entry.fileExists ? unplanned(path, for: lookup.name) : nil)
+                    // The slot is freed only when the entry is done, so
+                    // bodies waiting on the budget gate stay bounded.
+                    pipeline.signal()
+                }
+                switch result {
+                case .success(let response):
+                    let verdict = validator.check(response.bodyBytes)
+                    guard case .success = verdict else {
+                        writer.pass(ticket)
+                        return done(verdict, nil)
+                    }
+                    let facts = cache.backend.keepsResponses
+                        ? StoredResponse.received(response, url: cache.layout.storedURL(url: entry.url, key: entry.key),
+                                                  now: Date().timeIntervalSince1970)
+                        : nil
+                    writer.write(response.bodyBytes, to: lookup, ticket: ticket, response: facts) { done(verdict, $0) }
+                case .notModified:
+                    done(nil, writer.renew(lookup.name, ticket: ticket))
+                case .failure:
+                    writer.pass(ticket)
+                    done(nil, nil)
+                }
+            }
+            if storesInline && Self.storesOnEngineThread(result, engineThreads: engineThreads) {
+                finishEntry()
+            } else {
+                validationQueue.submit(finishEntry)
+            }
+        }
+    }
+
+    /// A body whose write costs less than handing it to a worker.
+    static let inlineStoreLimit = 64 << 10
+
+    /// Whether a `--no-validate` entry finishes on the engine thread that
+    /// completed it: a small body always (its hand-off would cost more than
+    /// the write); a large one only when the engine has several threads,
+    /// whose others keep receiving while this one copies it into the page
+    /// cache. With one thread a worker takes it, so the copy overlaps the
+    /// receiving. (5,000 large images, two threads, 5 alternated rounds:
+    /// 0.60 -> 0.57 CPU-s, wall 0.44 -> 0.43 s.)
+    static func storesOnEngineThread(_ result: DownloadResult, engineThreads: Int) -> Bool {
+        guard engineThreads < 2, case .success(let response) = result else { return true }
+        return response.bodyCount <= inlineStoreLimit
+    }
+
+    /// `path` when it is not the one the cache plans for `name` (the
+    /// ledger keeps only those).
+    private func unplanned(_ path: String?, for name: CacheEntryName) -> String? {
+        guard let path, path != cache.path(for: name) else { return nil }
+        return path
+    }
+
+    private func record(_ index: Int, _ result: EntryResult, started: DispatchTime, reason: String? = nil,
+                        image: ImageInfo? = nil, response: ResponseFacts? = nil, path: String? = nil) {
+        var r = result
+        r.milliseconds = UInt32(clamping: (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)
+        ledger.record(index, r, reason: reason, image: image, response: response, path: path)
+        onEntry?(index, r)
+    }
+}
