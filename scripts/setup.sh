@@ -39,6 +39,7 @@ required=(
   tmux                   # the progress bar and completion tests read a real terminal (a tmux pane)
   man-db                 # `man imgwarm` after scripts/install.sh, in the tests
   time                   # GNU time: the peak RSS of the binary in the decode memory tests (and the benchmarks)
+  strace                 # the tests count failed close(2) calls of the binary (a descriptor closed twice)
 )
 # scripts/package.sh (dpkg-shlibdeps, dpkg-gencontrol) and
 # scripts/test-package.sh (lintian, a clean Debian root with mmdebstrap, the

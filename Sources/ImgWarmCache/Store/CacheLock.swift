@@ -18,12 +18,21 @@ public final class CacheLock {
     /// a conflicting mode. The lock file is opened relative to the checked
     /// `.imgwarm` descriptor (`DiskCache.prepare` or `openExisting`), never
     /// through a link planted at its name.
-    public init(cache: DiskCache, mode: Mode) throws {
+    public convenience init(cache: DiskCache, mode: Mode) throws {
+        self.init(lockedDescriptor: try Self.take(cache: cache, mode: mode))
+    }
+
+    /// The object exists only once the lock is held: a throwing init of a
+    /// fully initialized class runs `deinit`, which would close the
+    /// descriptor a second time (by then perhaps another thread's file).
+    private init(lockedDescriptor: Int32) { fd = lockedDescriptor }
+
+    private static func take(cache: DiskCache, mode: Mode) throws -> Int32 {
         let path = Self.path(for: cache)
         guard let state = cache.stateFolder else {
             throw ImgWarmError.cache(path: cache.stateDirectory, reason: "cannot lock: the state folder is not open", errno: ENOENT)
         }
-        fd = openat(state.fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let fd = openat(state.fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         if fd < 0 {
             throw ImgWarmError.cache(path: path, reason: "cannot open lock file: \(errnoString(errno))", errno: errno)
         }
@@ -37,6 +46,7 @@ public final class CacheLock {
             }
             throw ImgWarmError.cache(path: path, reason: "cannot lock: \(errnoString(e))", errno: e)
         }
+        return fd
     }
 
     deinit { close(fd) }

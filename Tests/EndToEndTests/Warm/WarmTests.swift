@@ -264,6 +264,28 @@ import TestSupport
         #expect(f.cacheFiles().isEmpty)
     }
 
+    /// A run refused the lock closes the lock file once. Closed twice, the
+    /// second close could take a descriptor another thread had just opened
+    /// (a test in the same process once failed with EBADF on its folder).
+    /// strace lists every close(2) that failed.
+    @Test(arguments: [(LOCK_SH, ["cache", "clear", "--all"]), (LOCK_EX, ["warm"])])
+    func aRefusedLockClosesItsFileOnce(_ held: Int32, _ command: [String]) throws {
+        let strace = try neededTool("strace", for: "counting failed close calls")
+        let f = try WarmFixture()
+        let manifest = f.writeManifest(f.servePNGs(1))
+        #expect(try f.warm([manifest]).status == 0)
+        let lock = open(f.cache + "/.imgwarm/lock", O_RDWR | O_CLOEXEC)
+        #expect(lock >= 0)
+        defer { close(lock) }
+        #expect(flock(lock, held | LOCK_NB) == 0)
+        var args = ["-f", "-qq", "-e", "trace=close", "-e", "status=failed", BinaryRunner.executable] + command
+        args += (command == ["warm"] ? [manifest] : []) + ["--cache", f.cache]
+        let traced = try #require(runTool(strace, args))
+        #expect(traced.status == 3, "\(traced.output)")
+        #expect(traced.output.contains(held == LOCK_SH ? "in use by another imgwarm run" : "locked by `imgwarm cache clear --all`"))
+        #expect(!traced.output.contains("EBADF"), "\(traced.output)")
+    }
+
     @Test func requestHeadersUserAgentAndPerHostLimit() throws {
         let f = try WarmFixture()
         let urls = f.servePNGs(12).map { $0.replacingOccurrences(of: "/img/", with: "/slow/100/img/") }
