@@ -233,6 +233,22 @@ public final class StateStore: Sendable {
                 try db.execute(sql: "UPDATE OR REPLACE validator SET key = ? WHERE key = ?", arguments: [stored, key])
             }
         }
+        // v3: one B-tree for the validators. A rowid table with a TEXT
+        // primary key keeps each key twice (the table and its automatic
+        // index), and an upsert inserts into both; WITHOUT ROWID keeps the
+        // rows in the key's own B-tree. The rows are carried over, so a
+        // cache keeps its validators.
+        m.registerMigration("v3") { db in
+            // Idempotent, as v1 and v2 are (see `migrate`).
+            let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'validator'") ?? ""
+            guard !sql.uppercased().contains("WITHOUT ROWID") else { return }
+            try db.execute(sql: """
+                CREATE TABLE validator_v3 (key TEXT NOT NULL PRIMARY KEY, etag TEXT, last_modified TEXT) WITHOUT ROWID;
+                INSERT INTO validator_v3 (key, etag, last_modified) SELECT key, etag, last_modified FROM validator WHERE key IS NOT NULL;
+                DROP TABLE validator;
+                ALTER TABLE validator_v3 RENAME TO validator;
+                """)
+        }
         return m
     }
 
@@ -298,91 +314,200 @@ public final class StateStore: Sendable {
         case succeeded(url: String, validators: Validators)
     }
 
+    /// Validator rows written by one statement in `apply`. SQLite's fixed
+    /// cost of running a statement (its start, the statement journal an
+    /// upsert opens, the reset) was about 4,000 instructions of the 9,000
+    /// one row's upsert took; a statement of 32 rows pays it once for all
+    /// of them (callgrind).
+    static let validatorRowsPerStatement = 32
+
+    /// An upsert of `rows` validator rows. A row that already holds the
+    /// same validators (a re-run) is left as it is, not written again.
+    static func upsertValidatorsSQL(rows: Int) -> String {
+        """
+        INSERT INTO validator (key, etag, last_modified) VALUES \(Array(repeating: "(?, ?, ?)", count: rows).joined(separator: ", "))
+        ON CONFLICT(key) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified
+          WHERE etag IS NOT excluded.etag OR last_modified IS NOT excluded.last_modified
+        """
+    }
+
+    private static let upsertValidatorSQL = upsertValidatorsSQL(rows: 1)
+    private static let upsertValidatorRowsSQL = upsertValidatorsSQL(rows: validatorRowsPerStatement)
+
     /// Applies changes in one transaction: all or nothing.
     public func apply(_ changes: [Change]) throws {
         guard !changes.isEmpty else { return }
         try queue.write { db in
-            // Prepared once per transaction batch, reused for every change.
+            // Prepared once per connection, reused for every change.
             let upsertFailed = try db.cachedStatement(sql: """
                 INSERT INTO failed_url (url, shown_url, key, error_class, status, reason, failed_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(url) DO UPDATE SET shown_url = excluded.shown_url, key = excluded.key, error_class = excluded.error_class,
                   status = excluded.status, reason = excluded.reason, failed_at = excluded.failed_at
                 """)
             let deleteFailed = try db.cachedStatement(sql: "DELETE FROM failed_url WHERE url = ?")
-            let upsertValidators = try db.cachedStatement(sql: """
-                INSERT INTO validator (key, etag, last_modified) VALUES (?, ?, ?)
-                ON CONFLICT(key) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified
-                """)
+            let upsertValidator = try db.cachedStatement(sql: Self.upsertValidatorSQL)
+            let upsertValidatorRows = try db.cachedStatement(sql: Self.upsertValidatorRowsSQL)
             let deleteValidators = try db.cachedStatement(sql: "DELETE FROM validator WHERE key = ?")
-            // A delete from an empty failed list changes nothing, and most
-            // caches have none: asked once, inside the transaction (GRDB
-            // writes in IMMEDIATE transactions, so no other run can add a
-            // row until the commit), and set again by a failure here.
+            // A delete from an empty table changes nothing, and most caches
+            // have no failed URL (and, from servers that send no ETag nor
+            // Last-Modified, no validator): asked once, inside the
+            // transaction (GRDB writes in IMMEDIATE transactions, so no
+            // other run can add a row until the commit), and set again by
+            // a write here.
             var failedListHasRows = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM failed_url)") ?? true
+            var validatorTableHasRows = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM validator)") ?? true
+            var parameters = StatementParameters()
+            // Validator rows not yet written, fewer than a statement takes.
+            // A delete of a key among them writes them first, so the
+            // changes of one key keep their order (those of different keys
+            // need none).
+            var pending = StatementParameters()
+            func writePending() throws {
+                for row in stride(from: 0, to: pending.count, by: 3) {
+                    try pending.run(upsertValidator, in: db, values: row..<(row + 3))
+                }
+                pending.removeAll()
+            }
             for change in changes {
                 switch change {
                 case .failed(let f):
                     let stored = Self.storedForm(f.url)
-                    try Self.run(upsertFailed, in: db, .text(stored), .text(stored == f.url ? nil : Redaction.url(f.url)),
-                                 .text(Redaction.url(f.key)), .text(f.errorClass),
-                                 .int(f.status), .text(f.reason), .double(f.failedAt))
+                    parameters.removeAll()
+                    parameters.append(text: stored)
+                    parameters.append(text: stored == f.url ? nil : Redaction.url(f.url))
+                    parameters.append(text: Redaction.url(f.key))
+                    parameters.append(text: f.errorClass)
+                    parameters.append(int: f.status)
+                    parameters.append(text: f.reason)
+                    parameters.append(double: f.failedAt)
+                    try parameters.run(upsertFailed, in: db)
                     failedListHasRows = true
                 case .succeeded(let url, let v):
-                    if failedListHasRows { try Self.run(deleteFailed, in: db, .text(Self.storedForm(url))) }
+                    if failedListHasRows {
+                        parameters.removeAll()
+                        parameters.append(text: Self.storedForm(url))
+                        try parameters.run(deleteFailed, in: db)
+                    }
                     let key = Self.storedForm(v.key)
                     if v.etag == nil && v.lastModified == nil {
-                        try Self.run(deleteValidators, in: db, .text(key))
+                        if validatorTableHasRows {
+                            if pending.containsText(key, every: 3) { try writePending() }
+                            parameters.removeAll()
+                            parameters.append(text: key)
+                            try parameters.run(deleteValidators, in: db)
+                        }
                     } else {
-                        try Self.run(upsertValidators, in: db, .text(key), .text(v.etag), .text(v.lastModified))
+                        pending.append(text: key)
+                        pending.append(text: v.etag)
+                        pending.append(text: v.lastModified)
+                        validatorTableHasRows = true
+                        if pending.count == 3 * Self.validatorRowsPerStatement {
+                            try pending.run(upsertValidatorRows, in: db)
+                            pending.removeAll()
+                        }
                     }
+                }
+            }
+            try writePending()
+        }
+    }
+}
+
+/// The values bound to one statement's parameters, through SQLite's C
+/// API, their texts kept in one buffer that SQLite reads in place while the
+/// statement runs (`SQLITE_STATIC`): no copy and no allocation per text, as
+/// `SQLITE_TRANSIENT` makes. Why not `Statement.execute(arguments:)`: GRDB
+/// wraps every value in a `DatabaseValue`, validates the arguments and
+/// notifies its observers per call, and on a run that downloads 20,000
+/// files with validators that came to about 10,000 instructions per
+/// statement, more than SQLite's own step (callgrind). These statements
+/// have no observers and run inside `queue.write`, whose transaction an
+/// error thrown here rolls back.
+struct StatementParameters {
+    private enum Value {
+        case text(start: Int, count: Int)
+        case int(Int64)
+        case double(Double)
+        case null
+    }
+
+    /// Never empty once a text is added: SQLite binds NULL for a null
+    /// pointer, and an empty text must stay an empty text.
+    private var bytes: [UInt8] = []
+    private var values: [Value] = []
+
+    var count: Int { values.count }
+
+    mutating func append(text: String?) {
+        guard let text else { return values.append(.null) }
+        if bytes.isEmpty { bytes.append(0) }
+        let start = bytes.count
+        bytes.append(contentsOf: text.utf8)
+        values.append(.text(start: start, count: bytes.count - start))
+    }
+
+    mutating func append(int: Int?) {
+        values.append(int.map { .int(Int64($0)) } ?? .null)
+    }
+
+    mutating func append(double: Double) {
+        values.append(.double(double))
+    }
+
+    /// Whether `text` is one of the values at 0, `step`, 2 × `step`, ...
+    func containsText(_ text: String, every step: Int) -> Bool {
+        var text = text
+        return text.withUTF8 { wanted in
+            bytes.withUnsafeBufferPointer { buffer in
+                stride(from: 0, to: values.count, by: step).contains { i in
+                    guard case .text(let start, let count) = values[i], count == wanted.count else { return false }
+                    return UnsafeBufferPointer(rebasing: buffer[start..<(start + count)]).elementsEqual(wanted)
                 }
             }
         }
     }
 
-    /// A value bound to a statement parameter.
-    enum Value {
-        case text(String?)
-        case int(Int?)
-        case double(Double)
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
     }
 
-    /// Runs one of `apply`'s statements with `values` bound through
-    /// SQLite's C API. Why not `Statement.execute(arguments:)`: GRDB wraps
-    /// every value in a `DatabaseValue`, validates the arguments and
-    /// notifies its observers per call, and on a run that downloads 20,000
-    /// files with validators that came to about 10,000 instructions per
-    /// statement, more than SQLite's own step (callgrind). These statements
-    /// have no observers and run inside `queue.write`, whose transaction
-    /// an error thrown here rolls back.
-    static func run(_ statement: Statement, in db: Database, _ values: Value...) throws {
+    /// Runs `statement` once with `values` (all of them by default) bound
+    /// to its parameters, in order.
+    func run(_ statement: Statement, in db: Database, values range: Range<Int>? = nil) throws {
         let s = statement.sqliteStatement
-        sqlite3_reset(s)
-        var rc = SQLITE_OK
-        for (i, value) in values.enumerated() where rc == SQLITE_OK {
-            let index = Int32(i + 1)
-            switch value {
-            case .text(let text?): rc = sqlite3_bind_text(s, index, text, -1, sqliteTransient)
-            case .int(let int?): rc = sqlite3_bind_int64(s, index, Int64(int))
-            case .double(let double): rc = sqlite3_bind_double(s, index, double)
-            case .text(nil), .int(nil): rc = sqlite3_bind_null(s, index)
+        let rc: Int32 = bytes.withUnsafeBufferPointer { buffer in
+            var rc = SQLITE_OK
+            var index: Int32 = 1
+            for value in values[range ?? values.indices] where rc == SQLITE_OK {
+                switch value {
+                case .text(let start, let count):
+                    // A text is in `bytes`, so `buffer` is never empty here.
+                    guard let base = buffer.baseAddress else { rc = SQLITE_MISUSE; break }
+                    let text = UnsafeRawPointer(base + start).assumingMemoryBound(to: CChar.self)
+                    // nil destructor: SQLITE_STATIC, read in place until the reset below.
+                    rc = sqlite3_bind_text64(s, index, text, UInt64(count), nil, UInt8(SQLITE_UTF8))
+                case .int(let int): rc = sqlite3_bind_int64(s, index, int)
+                case .double(let double): rc = sqlite3_bind_double(s, index, double)
+                case .null: rc = sqlite3_bind_null(s, index)
+                }
+                index += 1
             }
+            if rc == SQLITE_OK {
+                rc = sqlite3_step(s)
+                if rc == SQLITE_DONE { rc = SQLITE_OK }
+            }
+            // Releases the statement's hold on the database either way,
+            // and its pointers into `bytes` before they go.
+            sqlite3_reset(s)
+            sqlite3_clear_bindings(s)
+            return rc
         }
-        if rc == SQLITE_OK {
-            rc = sqlite3_step(s)
-            if rc == SQLITE_DONE { rc = SQLITE_OK }
-        }
-        let message = rc == SQLITE_OK ? nil : String(cString: sqlite3_errmsg(db.sqliteConnection))
-        // Releases the statement's hold on the database either way.
-        sqlite3_reset(s)
-        sqlite3_clear_bindings(s)
-        if let message {
-            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: message, sql: statement.sql)
+        if rc != SQLITE_OK {
+            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
+                                sql: statement.sql)
         }
     }
-
-    /// SQLite copies the text before `sqlite3_bind_text` returns.
-    private static let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }
 
 /// The failed-URL list of a run's start, in stored form: asks with the
