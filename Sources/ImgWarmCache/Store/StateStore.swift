@@ -191,6 +191,12 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// The validator table since v3: the HTTP validators of a cache key
+    /// (its `storedForm`), in one B-tree keyed by it.
+    static func createValidatorTableSQL(name: String, ifNotExists: Bool) -> String {
+        "CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (key TEXT NOT NULL PRIMARY KEY, etag TEXT, last_modified TEXT) WITHOUT ROWID"
+    }
+
     private static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
@@ -202,11 +208,10 @@ public final class StateStore: Sendable {
                 t.column("reason", .text).notNull()
                 t.column("failed_at", .double).notNull()
             }
-            try db.create(table: "validator", ifNotExists: true) { t in
-                t.primaryKey("key", .text)
-                t.column("etag", .text)
-                t.column("last_modified", .text)
-            }
+            // A new database gets the validator table of v3 at once (v3
+            // then finds nothing to do): rebuilding an empty table cost
+            // every new cache about 2.5 million instructions (callgrind).
+            try db.execute(sql: Self.createValidatorTableSQL(name: "validator", ifNotExists: true))
         }
         // v2: no secret at rest. Rows of v1 kept whole URLs and keys, with
         // their credentials and tokens: they become digests now, the text
@@ -242,8 +247,8 @@ public final class StateStore: Sendable {
             // Idempotent, as v1 and v2 are (see `migrate`).
             let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'validator'") ?? ""
             guard !sql.uppercased().contains("WITHOUT ROWID") else { return }
+            try db.execute(sql: createValidatorTableSQL(name: "validator_v3", ifNotExists: false))
             try db.execute(sql: """
-                CREATE TABLE validator_v3 (key TEXT NOT NULL PRIMARY KEY, etag TEXT, last_modified TEXT) WITHOUT ROWID;
                 INSERT INTO validator_v3 (key, etag, last_modified) SELECT key, etag, last_modified FROM validator WHERE key IS NOT NULL;
                 DROP TABLE validator;
                 ALTER TABLE validator_v3 RENAME TO validator;

@@ -175,6 +175,20 @@ import Testing
         }
     }
 
+    /// A new database gets the validator table of v3 from v1, and every
+    /// migration is recorded.
+    @Test func newDatabaseHasTheV3ValidatorTable() throws {
+        try withPreparedCache { cache in
+            _ = try StateStore(cache: cache)
+            let (sql, migrations) = try DatabaseQueue(path: StateStore.databasePath(for: cache)).read { db in
+                (try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'validator'") ?? "",
+                 try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY 1"))
+            }
+            #expect(sql.contains("WITHOUT ROWID"))
+            #expect(migrations == ["v1", "v2", "v3"])
+        }
+    }
+
     /// A state database of the v2 schema (a rowid table keyed by TEXT)
     /// keeps its validators and failed URLs when v3 rebuilds the table
     /// WITHOUT ROWID; opening it again changes nothing.
