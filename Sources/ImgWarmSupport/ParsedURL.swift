@@ -131,59 +131,98 @@ public struct ParsedURL: Sendable, Equatable {
     /// parts) against about 1 k here, and a plain name is nearly every line
     /// of a real manifest. `ParsedURLTests` compares this with libcurl's
     /// answer on generated URLs, odd hosts included.
-    static func plainHostKey(_ b: [UInt8], _ syntax: URISyntax) -> String? {
-        let scheme: String
-        switch syntax.scheme.count {
-        case 4 where b[syntax.scheme].elementsEqual("http".utf8, by: { $0 | 0x20 == $1 }): scheme = "http"
-        case 5 where b[syntax.scheme].elementsEqual("https".utf8, by: { $0 | 0x20 == $1 }): scheme = "https"
-        default: return nil
-        }
-        let authority = syntax.authority
-        guard b.count <= 8192, !b[authority].contains(UInt8(ascii: "@")) else { return nil }
-        let hostEnd = b[authority].firstIndex(of: UInt8(ascii: ":")) ?? authority.upperBound
-        let host = b[authority.lowerBound..<hostEnd]
-        guard (1...253).contains(host.count) else { return nil }
-        var labels = 0
-        var allNumeric = true
-        var labelStart = host.startIndex
-        for k in host.startIndex...host.endIndex {
-            if k == host.endIndex || b[k] == UInt8(ascii: ".") {
-                guard k > labelStart else { return nil }
-                labels += 1
-                if !isNumberLabel(b[labelStart..<k]) { allNumeric = false }
-                labelStart = k + 1
-            } else if !URISyntax.isAlpha(b[k]) && !URISyntax.isDigit(b[k]) && b[k] != UInt8(ascii: "-") && b[k] != UInt8(ascii: "_") {
-                return nil
+    static func plainHostKey(_ bytes: [UInt8], _ syntax: URISyntax) -> String? {
+        guard bytes.count <= 8192 else { return nil }
+        return bytes.withUnsafeBufferPointer { b -> String? in
+            let https: Bool
+            switch syntax.scheme.count {
+            case 4: https = false
+            case 5 where b[syntax.scheme.lowerBound + 4] | 0x20 == UInt8(ascii: "s"): https = true
+            default: return nil
             }
+            let s = syntax.scheme.lowerBound
+            guard b[s] | 0x20 == UInt8(ascii: "h"), b[s + 1] | 0x20 == UInt8(ascii: "t"), b[s + 2] | 0x20 == UInt8(ascii: "t"),
+                  b[s + 3] | 0x20 == UInt8(ascii: "p") else { return nil }
+            let end = syntax.authority.upperBound
+            var i = syntax.authority.lowerBound
+            var labelStart = i
+            var allNumeric = true
+            var labelNumeric = true
+            var labelHex = false
+            var labels = 0
+            var hasUpper = false
+            // The host: labels of [A-Za-z0-9_-] split by single dots.
+            while true {
+                let c: UInt8 = i < end ? b[i] : 0
+                if c == UInt8(ascii: ".") || c == UInt8(ascii: ":") || i == end {
+                    guard i > labelStart else { return nil }
+                    labels += 1
+                    if !labelNumeric { allNumeric = false }
+                    if c != UInt8(ascii: ".") { break }
+                    i += 1
+                    labelStart = i
+                    labelNumeric = true
+                    labelHex = false
+                    continue
+                }
+                let lower = c | 0x20
+                if c >= 0x30 && c <= 0x39 {
+                    // A digit keeps a label a number.
+                } else if lower >= 0x61 && lower <= 0x7A {
+                    if c < 0x60 { hasUpper = true }
+                    // "0x" then hex digits is a number too.
+                    if lower == UInt8(ascii: "x") && i == labelStart + 1 && b[labelStart] == UInt8(ascii: "0") {
+                        labelHex = true
+                    } else if !(labelHex && lower <= UInt8(ascii: "f")) {
+                        labelNumeric = false
+                    }
+                } else if c == UInt8(ascii: "-") || c == UInt8(ascii: "_") {
+                    labelNumeric = false
+                } else {
+                    return nil  // "@", "~", "%", sub-delims: libcurl decides.
+                }
+                i += 1
+            }
+            let hostEnd = i
+            guard hostEnd - syntax.authority.lowerBound <= 253 else { return nil }
+            if allNumeric && !isCanonicalIPv4(b, syntax.authority.lowerBound..<hostEnd, labels: labels) { return nil }
+            var port = https ? 443 : 80
+            if hostEnd < end {
+                let digits = end - hostEnd - 1
+                guard (1...5).contains(digits), b[hostEnd + 1] != UInt8(ascii: "0") else { return nil }
+                port = 0
+                for k in (hostEnd + 1)..<end {
+                    guard b[k] >= 0x30 && b[k] <= 0x39 else { return nil }
+                    port = port * 10 + Int(b[k] - 0x30)
+                }
+                guard port <= 65535 else { return nil }
+            }
+            let host = UnsafeBufferPointer(rebasing: b[syntax.authority.lowerBound..<hostEnd])
+            var key = https ? "https://" : "http://"
+            key.reserveCapacity(key.utf8.count + host.count + 6)
+            key += hasUpper ? String(decoding: host, as: UTF8.self).lowercased() : String(decoding: host, as: UTF8.self)
+            key += ":"
+            key += String(port)
+            return key
         }
-        if allNumeric && !isCanonicalIPv4(host, labels: labels) { return nil }
-        let port: String
-        if hostEnd < authority.upperBound {
-            let digits = b[(hostEnd + 1)..<authority.upperBound]
-            guard (1...5).contains(digits.count), digits.first != UInt8(ascii: "0"), digits.allSatisfy(URISyntax.isDigit),
-                  let value = Int(String(decoding: digits, as: UTF8.self)), value <= 65535 else { return nil }
-            port = String(value)
-        } else {
-            port = scheme == "http" ? "80" : "443"
-        }
-        return hostKey(scheme: scheme, host: String(decoding: host, as: UTF8.self), port: port)
-    }
-
-    /// A label libcurl's IPv4 reading takes as a number: decimal, octal
-    /// (a leading 0) or hex (`0x`).
-    private static func isNumberLabel(_ label: ArraySlice<UInt8>) -> Bool {
-        if label.count >= 2, label.first == UInt8(ascii: "0"), label[label.startIndex + 1] | 0x20 == UInt8(ascii: "x") {
-            return label.dropFirst(2).allSatisfy { Hex.value($0) != nil }
-        }
-        return label.allSatisfy(URISyntax.isDigit)
     }
 
     /// Four decimal parts of 0 to 255 without leading zeros.
-    private static func isCanonicalIPv4(_ host: ArraySlice<UInt8>, labels: Int) -> Bool {
+    private static func isCanonicalIPv4(_ b: UnsafeBufferPointer<UInt8>, _ host: Range<Int>, labels: Int) -> Bool {
         guard labels == 4 else { return false }
-        for part in host.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
-            guard (1...3).contains(part.count), part.count == 1 || part.first != UInt8(ascii: "0"),
-                  let value = Int(String(decoding: part, as: UTF8.self)), value <= 255 else { return false }
+        var value = 0
+        var digits = 0
+        for k in host.lowerBound...host.upperBound {
+            if k == host.upperBound || b[k] == UInt8(ascii: ".") {
+                guard digits > 0, value <= 255 else { return false }
+                value = 0
+                digits = 0
+                continue
+            }
+            guard b[k] >= 0x30 && b[k] <= 0x39, !(digits == 1 && value == 0) else { return false }
+            value = value * 10 + Int(b[k] - 0x30)
+            digits += 1
+            if digits > 3 { return false }
         }
         return true
     }

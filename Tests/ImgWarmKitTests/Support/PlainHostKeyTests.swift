@@ -25,6 +25,8 @@ import TestSupport
         ("http://localhost/a", "http://localhost:80"),
         ("http://abc.123/", "http://abc.123:80"),
         ("http://de/", "http://de:80"),
+        ("http://0X1F.Example/", "http://0x1f.example:80"), ("http://EXAMPLE.COM:8080", "http://example.com:8080"),
+        ("http://0xab.0xCD/", nil),
         // Numbers only: libcurl's IPv4 rewriting decides.
         ("http://127.1/a", nil), ("http://0x7f.0.0.1/a", nil), ("http://0177.0.0.1/", nil),
         ("http://2130706433/", nil), ("http://1.2.3.04/", nil), ("http://256.1.1.1/", nil),
