@@ -335,7 +335,7 @@ func refusingCommands(layout: String, cache: String, dir: String) -> [[String]] 
 @Suite(.serialized) struct JournalsReadInPieces {
     /// ~200 MB of READ lines for one key: `cache stats` reads all of it
     /// (the entry is counted) in a peak RSS far below the file's size (the
-    /// whole-file read peaked at 3.4 GB on a 1 GiB journal).
+    /// whole-file read peaked at 3.32 GiB on a 1 GiB journal, 1.34 GiB on this one).
     @Test func aJournalOfMillionsOfReadLinesCostsOneEntry() throws {
         let time = try neededTool("time", for: "the peak RSS of the binary")
         let f = HostileJournalFixture(layout: "glide")
