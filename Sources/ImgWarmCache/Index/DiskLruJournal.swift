@@ -237,8 +237,7 @@ public struct DiskLruJournal: Sendable, Equatable {
             var start = 0
             while start < bytes.count {
                 guard let found = memchr(base + start, 0x0A, bytes.count - start) else {
-                    let length = partial.count + bytes.count - start
-                    if length > maxLineBytes { throw tooLong(length) }
+                    if partial.count + bytes.count - start > maxLineBytes { throw tooLong() }
                     partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start...]))
                     return
                 }
@@ -266,13 +265,13 @@ public struct DiskLruJournal: Sendable, Equatable {
             return contents
         }
 
-        private func tooLong(_ length: Int) -> Corrupt {
-            Corrupt(line: linesEnded + 1, reason: "a line of more than \(maxLineBytes) bytes (\(length) so far), longer than any journal line")
+        private func tooLong() -> Corrupt {
+            Corrupt(line: linesEnded + 1, reason: "a line of more than \(maxLineBytes) bytes, longer than any journal line")
         }
 
         /// One line, its '\n' not included.
         private mutating func endLine(_ bytes: UnsafeRawBufferPointer) throws {
-            if bytes.count > maxLineBytes { throw tooLong(bytes.count) }
+            if bytes.count > maxLineBytes { throw tooLong() }
             var end = bytes.count
             // StrictLineReader drops a '\r' before the '\n'.
             if end > 0 && bytes[end - 1] == 0x0D { end -= 1 }
