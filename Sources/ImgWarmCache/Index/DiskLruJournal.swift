@@ -198,8 +198,10 @@ public struct DiskLruJournal: Sendable, Equatable {
     /// The libraries set none (okio's `readUtf8LineStrict()` reads up to
     /// `Long.MAX_VALUE` bytes; Glide's `StrictLineReader` grows its buffer),
     /// but the longest line they write is a CLEAN line of a 120-byte key
-    /// and nine 19-digit lengths, 306 bytes: a longer line is no journal
-    /// line, and reading it whole would cost its length in memory.
+    /// and its lengths, at most 19 digits each: 166 bytes at the layouts'
+    /// two values, 306 at nine (the most `readHeader` takes). A longer line
+    /// is no journal line, and reading it whole would cost its length in
+    /// memory.
     public static let maxLineBytes = 64 << 10
 
     /// Reads a journal as `readJournal` does, and stricter: throws

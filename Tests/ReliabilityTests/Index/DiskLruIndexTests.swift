@@ -359,7 +359,7 @@ func refusingCommands(layout: String, cache: String, dir: String) -> [[String]] 
     }
 
     /// A line longer than 64 KiB is no journal line (the longest the
-    /// libraries write is 306 bytes): exit 3, one line naming the journal
+    /// libraries write for these layouts is 166 bytes): exit 3, one line naming the journal
     /// and the line, nothing changed.
     @Test(arguments: ["glide", "coil"])
     func aLineLongerThanAnyJournalLineIsRefused(layout: String) throws {
