@@ -53,8 +53,9 @@ struct JobTable {
 
     mutating func insert(_ job: DownloadJob) { jobs[job.key] = job }
 
+    /// One hash of the URL, not two (look up, then remove).
     mutating func remove(_ job: DownloadJob) {
-        if jobs[job.key] === job { jobs[job.key] = nil }
+        if let i = jobs.index(forKey: job.key), jobs.values[i] === job { jobs.remove(at: i) }
     }
 
     /// Empties the table, returning what it held.

@@ -75,6 +75,7 @@ public struct ParsedURL: Sendable, Equatable {
             return .failure(Problem(reason: "no scheme (a manifest line starts with the whole URL, e.g. https://cdn.example.com/img/1.png)"))
         }
         let absolute: String
+        var plainKey: String?
         if let syntax = URISyntax.parse(bytes) {
             // Already valid RFC 3986: URL(string:) would give it back as is.
             let scheme = String(decoding: bytes[syntax.scheme], as: UTF8.self).lowercased()
@@ -82,6 +83,7 @@ public struct ParsedURL: Sendable, Equatable {
                 return .failure(Problem(reason: "unsupported scheme '\(TerminalText.clip(scheme))' (only http and https)"))
             }
             absolute = text
+            plainKey = plainHostKey(bytes, syntax)
         } else {
             guard let url = URL(string: text) else {
                 return .failure(Problem(reason: "not a valid URL, even percent-encoded" + (CurlURL.parseError(text, lenient: true).map { " (\($0))" } ?? "")))
@@ -93,6 +95,15 @@ public struct ParsedURL: Sendable, Equatable {
             guard let host = url.host, !host.isEmpty else { return .failure(Problem(reason: "URL has no host")) }
             absolute = url.absoluteString
         }
+        if let plainKey {
+            return .success(ParsedURL(text: text, absolute: absolute, hostKey: plainKey, hasCredentials: false))
+        }
+        return parsedByCurl(text: text, absolute: absolute)
+    }
+
+    /// The libcurl half of `parse`, for every URL `plainHostKey` does not
+    /// take (and for the tests, which compare the two on every URL).
+    static func parsedByCurl(text: String, absolute: String) -> Result<ParsedURL, Problem> {
         let curl: CurlURL
         switch CurlURL.parse(absolute, lenient: false) {
         case .success(let c): curl = c
@@ -107,6 +118,113 @@ public struct ParsedURL: Sendable, Equatable {
         return .success(ParsedURL(
             text: text, absolute: absolute, hostKey: hostKey(scheme: curlScheme, host: curlHost, port: port),
             hasCredentials: credentials))
+    }
+
+    /// The host key of RFC 3986-valid http(s) text whose host libcurl
+    /// returns exactly as written: a DNS name of letters, digits, `-` and
+    /// `_`, in non-empty labels of which at least one is not a number
+    /// (libcurl rewrites hosts of numbers only, such as `127.1` or
+    /// `0x7f.1`, as IPv4), or an IPv4 address in its canonical dotted form;
+    /// no userinfo; no port or a port of 1 to 65535 without leading zeros.
+    /// Nil for anything else, which goes to libcurl. Why: asking libcurl
+    /// is 14 k instructions a manifest line (parse, then three copied
+    /// parts) against about 1 k here, and a plain name is nearly every line
+    /// of a real manifest. `ParsedURLTests` compares this with libcurl's
+    /// answer on generated URLs, odd hosts included.
+    static func plainHostKey(_ bytes: [UInt8], _ syntax: URISyntax) -> String? {
+        guard bytes.count <= 8192 else { return nil }
+        return bytes.withUnsafeBufferPointer { b -> String? in
+            let https: Bool
+            switch syntax.scheme.count {
+            case 4: https = false
+            case 5 where b[syntax.scheme.lowerBound + 4] | 0x20 == UInt8(ascii: "s"): https = true
+            default: return nil
+            }
+            let s = syntax.scheme.lowerBound
+            guard b[s] | 0x20 == UInt8(ascii: "h"), b[s + 1] | 0x20 == UInt8(ascii: "t"), b[s + 2] | 0x20 == UInt8(ascii: "t"),
+                  b[s + 3] | 0x20 == UInt8(ascii: "p") else { return nil }
+            let end = syntax.authority.upperBound
+            var i = syntax.authority.lowerBound
+            var labelStart = i
+            var allNumeric = true
+            var labelNumeric = true
+            var labelHex = false
+            var labels = 0
+            var hasUpper = false
+            // The host: labels of [A-Za-z0-9_-] split by single dots.
+            while true {
+                let c: UInt8 = i < end ? b[i] : 0
+                if c == UInt8(ascii: ".") || c == UInt8(ascii: ":") || i == end {
+                    guard i > labelStart else { return nil }
+                    labels += 1
+                    if !labelNumeric { allNumeric = false }
+                    if c != UInt8(ascii: ".") { break }
+                    i += 1
+                    labelStart = i
+                    labelNumeric = true
+                    labelHex = false
+                    continue
+                }
+                let lower = c | 0x20
+                if c >= 0x30 && c <= 0x39 {
+                    // A digit keeps a label a number.
+                } else if lower >= 0x61 && lower <= 0x7A {
+                    if c < 0x60 { hasUpper = true }
+                    // "0x" then hex digits is a number too.
+                    if lower == UInt8(ascii: "x") && i == labelStart + 1 && b[labelStart] == UInt8(ascii: "0") {
+                        labelHex = true
+                    } else if !(labelHex && lower <= UInt8(ascii: "f")) {
+                        labelNumeric = false
+                    }
+                } else if c == UInt8(ascii: "-") || c == UInt8(ascii: "_") {
+                    labelNumeric = false
+                } else {
+                    return nil  // "@", "~", "%", sub-delims: libcurl decides.
+                }
+                i += 1
+            }
+            let hostEnd = i
+            guard hostEnd - syntax.authority.lowerBound <= 253 else { return nil }
+            if allNumeric && !isCanonicalIPv4(b, syntax.authority.lowerBound..<hostEnd, labels: labels) { return nil }
+            var port = https ? 443 : 80
+            if hostEnd < end {
+                let digits = end - hostEnd - 1
+                guard (1...5).contains(digits), b[hostEnd + 1] != UInt8(ascii: "0") else { return nil }
+                port = 0
+                for k in (hostEnd + 1)..<end {
+                    guard b[k] >= 0x30 && b[k] <= 0x39 else { return nil }
+                    port = port * 10 + Int(b[k] - 0x30)
+                }
+                guard port <= 65535 else { return nil }
+            }
+            let host = UnsafeBufferPointer(rebasing: b[syntax.authority.lowerBound..<hostEnd])
+            var key = https ? "https://" : "http://"
+            key.reserveCapacity(key.utf8.count + host.count + 6)
+            key += hasUpper ? String(decoding: host, as: UTF8.self).lowercased() : String(decoding: host, as: UTF8.self)
+            key += ":"
+            key += String(port)
+            return key
+        }
+    }
+
+    /// Four decimal parts of 0 to 255 without leading zeros.
+    private static func isCanonicalIPv4(_ b: UnsafeBufferPointer<UInt8>, _ host: Range<Int>, labels: Int) -> Bool {
+        guard labels == 4 else { return false }
+        var value = 0
+        var digits = 0
+        for k in host.lowerBound...host.upperBound {
+            if k == host.upperBound || b[k] == UInt8(ascii: ".") {
+                guard digits > 0, value <= 255 else { return false }
+                value = 0
+                digits = 0
+                continue
+            }
+            guard b[k] >= 0x30 && b[k] <= 0x39, !(digits == 1 && value == 0) else { return false }
+            value = value * 10 + Int(b[k] - 0x30)
+            digits += 1
+            if digits > 3 { return false }
+        }
+        return true
     }
 
     /// The host key of a URL that did not come through `parse` (callers of

@@ -112,8 +112,8 @@ public final class Prefetcher: @unchecked Sendable {
             if flags.shouldStop { break }
             let index = Int(plan.order[position]), started = DispatchTime.now()
             let lookup = lookups.lookup(at: position)
-            let url = plan.url(index)
-            if let refusal = cache.layout.refusal(url: url, key: plan.key(index)) {
+            let url = plan.url(index), key = plan.key(index, url: url)
+            if let refusal = cache.layout.refusal(url: url, key: key) {
                 var r = EntryResult()
                 r.outcome = .failed
                 r.error = .invalidURL
@@ -126,7 +126,7 @@ public final class Prefetcher: @unchecked Sendable {
             let wasFailed = blocks || failedAtStart.isListed(url)
             let decision = Triage.decide(existingBytes: lookup.existing?.size, isFailedURL: blocks,
                                          budgetSpent: gate?.isFull ?? false, options: options.triage) {
-                (try? self.state?.validators(forKey: self.plan.key(index))).flatMap { $0 }
+                (try? self.state?.validators(forKey: key)).flatMap { $0 }
                     .map { HTTPValidators(etag: $0.etag, lastModified: $0.lastModified) }
             }
             guard case .fetch(let validators) = decision else {
@@ -139,7 +139,7 @@ public final class Prefetcher: @unchecked Sendable {
                 pipeline.signal()
                 break
             }
-            let entry = Finish.Entry(url: url, key: plan.key(index), wasFailed: wasFailed, replacesFile: lookup.existing != nil)
+            let entry = Finish.Entry(url: url, key: key, wasFailed: wasFailed, replacesFile: lookup.existing != nil)
             fetch(index, entry, lookup, validators: validators, writer: writer, started: started)
         }
         lookups.stop()

@@ -240,6 +240,12 @@ public final class WarmPlan {
         urls.url(records[index].slot, blockFirst: records[FrontCodedArena.blockStart(of: index)].slot)
     }
 
+    /// `key(index)` where the caller already holds `url(index)`: most
+    /// entries are keyed by their URL, rebuilt from the arena per call.
+    public func key(_ index: Int, url: String) -> String {
+        records[index].keyLength == 0 ? url : key(index)
+    }
+
     public func key(_ index: Int) -> String {
         let r = records[index]
         if r.keyLength == 0 { return url(index) }

@@ -53,6 +53,26 @@ func fuzzJournal(_ bytes: ArraySlice<UInt8>, selector: UInt8) {
     var text = [UInt8]()
     if selector & 4 == 0 { text = Array(journal.header.utf8) }
     text += bytes
+    // Read in pieces, as the index reads the file (64 KiB at a time): the
+    // same journal, or the same refusal, wherever the pieces end.
+    let piece = Int(selector >> 3) + 1
+    let whole = Result { try journal.parse(text) }
+    let inPieces = Result { () throws -> DiskLruJournal.Contents in
+        var reader = DiskLruJournal.Reader(journal)
+        var start = 0
+        while start < text.count {
+            let end = min(start + piece, text.count)
+            try text[start..<end].withUnsafeBytes { try reader.read($0) }
+            start = end
+        }
+        return try reader.finish()
+    }
+    switch (whole, inPieces) {
+    case (.success(let a), .success(let b)): invariant(a == b, "read in pieces of \(piece) bytes, another journal")
+    case (.failure(let a), .failure(let b)):
+        invariant((a as? DiskLruJournal.Corrupt) == (b as? DiskLruJournal.Corrupt), "read in pieces of \(piece) bytes: \(b), whole: \(a)")
+    default: invariant(false, "read in pieces of \(piece) bytes and whole disagree")
+    }
     let contents: DiskLruJournal.Contents
     do { contents = try journal.parse(text) } catch let corrupt as DiskLruJournal.Corrupt {
         invariant(corrupt.line >= 1 && corrupt.line <= text.count + 1, "line \(corrupt.line) of \(text.count) bytes")

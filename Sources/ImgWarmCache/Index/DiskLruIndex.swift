@@ -76,6 +76,8 @@ public final class DiskLruIndex: IndexBackend, LazilyWritableIndex, @unchecked S
     /// READ lines are written in batches of about this many bytes (the
     /// library's BufferedWriter holds them too).
     static let readBatchBytes = 32 << 10
+    /// The journal is read this many bytes at a time.
+    static let readChunkBytes = 64 << 10
 
     init(directory: String, writer: FileWriter = .direct, journal: DiskLruJournal, imageValue: Int, defaultMaxSize: UInt64, layoutName: String,
          metadata: @escaping @Sendable (StoredResponse?) -> [UInt8] = { _ in [] }, metadataMode: mode_t = 0o644,
@@ -201,19 +203,29 @@ public final class DiskLruIndex: IndexBackend, LazilyWritableIndex, @unchecked S
         // The file opened is the one judged: a name swapped since the
         // check at open is judged again.
         if let folder { try IndexTrust.require(opened: fd, name: name, in: folder, directory: directory) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure(name, "cannot read")
-            }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
+        // Read in pieces as okio reads it: what stays in memory is the
+        // entries, not the file (a journal grown by READ lines can be
+        // gigabytes). Up to the size it had when opened: lines appended
+        // meanwhile (by a run that does not hold the lock: imgwarm's runs
+        // append under it) are the next reader's, and a file that keeps
+        // growing cannot keep this read going.
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw failure(name, "cannot read") }
+        var left = Int(st.st_size)
+        var reader = DiskLruJournal.Reader(journal)
+        var chunk = [UInt8](repeating: 0, count: Self.readChunkBytes)
         do {
-            return try journal.parse(bytes)
+            while left > 0 {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, min($0.count, left)) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw failure(name, "cannot read")
+                }
+                if n == 0 { break }  // truncated meanwhile
+                left -= n
+                try chunk.withUnsafeBytes { try reader.read(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            }
+            return try reader.finish()
         } catch let corrupt as DiskLruJournal.Corrupt {
             throw ImgWarmError.cache(path: directory + "/" + name,
                              reason: "\(corrupt.description); not a journal imgwarm acts on under --layout \(layoutName): "

@@ -194,28 +194,106 @@ public struct DiskLruJournal: Sendable, Equatable {
         return digits > 0 ? value : nil
     }
 
+    /// The longest line imgwarm reads, its '\r' included (not its '\n').
+    /// The libraries set none (okio's `readUtf8LineStrict()` reads up to
+    /// `Long.MAX_VALUE` bytes; Glide's `StrictLineReader` grows its buffer),
+    /// but the longest line they write is a CLEAN line of a 120-byte key
+    /// and its lengths, at most 19 digits each: 166 bytes at the layouts'
+    /// two values, 306 at nine (the most `readHeader` takes). A longer line
+    /// is no journal line, and reading it whole would cost its length in
+    /// memory.
+    public static let maxLineBytes = 64 << 10
+
     /// Reads a journal as `readJournal` does, and stricter: throws
     /// `Corrupt` (naming the line) for what the library would call corrupt
     /// (and delete the folder for), and for what it reads but imgwarm
     /// refuses: a key outside the key rule, a negative length, lengths
-    /// whose sum (of an entry, or of all entries) overflows 64 bits.
+    /// whose sum (of an entry, or of all entries) overflows 64 bits, a
+    /// line longer than `maxLineBytes`.
     public func parse(_ bytes: [UInt8]) throws -> Contents {
-        let (lines, rest) = Self.splitLines(bytes)
-        var contents = Contents()
-        contents.unterminatedTail = rest < bytes.endIndex
-        guard lines.count >= 5 else {
-            throw Corrupt(line: lines.count + 1, reason: "the journal ends inside its header (\(lines.count) of 5 lines)")
+        var reader = Reader(self)
+        try bytes.withUnsafeBytes { try reader.read($0) }
+        return try reader.finish()
+    }
+
+    /// The journal read in pieces of any size, line by line as okio's
+    /// `readUtf8LineStrict` reads it: what it holds is the entries (one
+    /// per live key) and at most one unfinished line, never the file, so
+    /// a journal of a million READ lines of one key costs one entry.
+    public struct Reader: Sendable {
+        public let journal: DiskLruJournal
+        private var contents = Contents()
+        private var header: [Substring] = []
+        /// The bytes of the line not yet ended by a '\n'.
+        private var partial: [UInt8] = []
+        /// Lines ended so far, the header's included.
+        private var linesEnded = 0
+        /// The sum of all entries' lengths so far (`readLine`).
+        private var total: Int64 = 0
+
+        public init(_ journal: DiskLruJournal) { self.journal = journal }
+
+        /// The next bytes of the journal.
+        public mutating func read(_ bytes: UnsafeRawBufferPointer) throws {
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            while start < bytes.count {
+                guard let found = memchr(base + start, 0x0A, bytes.count - start) else {
+                    if partial.count + bytes.count - start > maxLineBytes { throw tooLong() }
+                    partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start...]))
+                    return
+                }
+                let newline = base.distance(to: UnsafeRawPointer(found))
+                if partial.isEmpty {
+                    try endLine(UnsafeRawBufferPointer(rebasing: bytes[start..<newline]))
+                } else {
+                    partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<newline]))
+                    let line = partial
+                    partial.removeAll(keepingCapacity: true)
+                    try line.withUnsafeBytes { try endLine($0) }
+                }
+                start = newline + 1
+            }
         }
-        for (i, want) in headerLines.enumerated() where lines[i] != want {
-            throw Corrupt(line: i + 1, reason: "header line \"\(lines[i].prefix(80))\" where DiskLruCache app version \(appVersion) "
-                + "with \(valueCount) value\(valueCount == 1 ? "" : "s") per entry has \"\(want)\"")
+
+        /// What the journal said, once all of it was read.
+        public mutating func finish() throws -> Contents {
+            guard header.count == 5 else {
+                throw Corrupt(line: header.count + 1, reason: "the journal ends inside its header (\(header.count) of 5 lines)")
+            }
+            // A line without its '\n' is not read (`readUtf8LineStrict`
+            // throws EOFException for it).
+            contents.unterminatedTail = !partial.isEmpty
+            return contents
         }
-        var total: Int64 = 0
-        for (offset, line) in lines[5...].enumerated() {
-            try readLine(line, position: offset + 1, total: &total, into: &contents)
+
+        private func tooLong() -> Corrupt {
+            Corrupt(line: linesEnded + 1, reason: "a line of more than \(maxLineBytes) bytes, longer than any journal line")
+        }
+
+        /// One line, its '\n' not included.
+        private mutating func endLine(_ bytes: UnsafeRawBufferPointer) throws {
+            if bytes.count > maxLineBytes { throw tooLong() }
+            var end = bytes.count
+            // StrictLineReader drops a '\r' before the '\n'.
+            if end > 0 && bytes[end - 1] == 0x0D { end -= 1 }
+            let line = Substring(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<end]), as: UTF8.self))
+            linesEnded += 1
+            if header.count < 5 {
+                // The header is judged whole, as `readJournal` reads its
+                // five lines before it compares them.
+                header.append(line)
+                if header.count == 5 {
+                    for (i, want) in journal.headerLines.enumerated() where header[i] != want {
+                        throw Corrupt(line: i + 1, reason: "header line \"\(header[i].prefix(80))\" where DiskLruCache app version "
+                            + "\(journal.appVersion) with \(journal.valueCount) value\(journal.valueCount == 1 ? "" : "s") per entry has \"\(want)\"")
+                    }
+                }
+                return
+            }
+            try journal.readLine(line, position: linesEnded - 5, total: &total, into: &contents)
             contents.lineCount += 1
         }
-        return contents
     }
 
     /// `readJournalLine`, with every key checked. `total`: the sum of all

@@ -325,3 +325,54 @@ func refusingCommands(layout: String, cache: String, dir: String) -> [[String]] 
         }
     }
 }
+
+/// The journal is read in 64 KiB pieces, line by line, as OkHttp reads it
+/// (square/okhttp,
+/// okhttp/src/commonJvmAndroid/kotlin/okhttp3/internal/cache/DiskLruCache.kt,
+/// `readJournal`: `readJournalLine(readUtf8LineStrict())` until
+/// EOFException, one `lruEntries` entry per key): memory follows the live
+/// entries, never the file's size.
+@Suite(.serialized) struct JournalsReadInPieces {
+    /// ~200 MB of READ lines for one key: `cache stats` reads all of it
+    /// (the entry is counted) in a peak RSS far below the file's size (the
+    /// whole-file read peaked at 3.32 GiB on a 1 GiB journal, 1.34 GiB on this one).
+    @Test func aJournalOfMillionsOfReadLinesCostsOneEntry() throws {
+        let time = try neededTool("time", for: "the peak RSS of the binary")
+        let f = HostileJournalFixture(layout: "glide")
+        defer { f.cleanup() }
+        let key = HostileJournalFixture.goodKey
+        let fd = open(f.cache + "/journal", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        #expect(fd >= 0)
+        let head = Array((f.headerText + "CLEAN \(key) 100\n").utf8)
+        let block = Array(String(repeating: "READ \(key)\n", count: 1 << 14).utf8)
+        #expect(write(fd, head, head.count) == head.count)
+        var size = head.count
+        while size < 200_000_000 {
+            #expect(write(fd, block, block.count) == block.count)
+            size += block.count
+        }
+        close(fd)
+        let run = try MeasuredRun.run(["cache", "stats", "--layout", "glide", "--cache", f.cache], gnuTime: time)
+        #expect(run.status == 0, "\(run.stderr.prefix(300))")
+        #expect(run.stdout.contains("files:      1"), "\(run.stdout)")
+        #expect(run.peakRSS > 0 && run.peakRSS < 100 << 20, "peak RSS \(run.peakRSS) bytes for a \(size)-byte journal")
+    }
+
+    /// A line longer than 64 KiB is no journal line (the longest the
+    /// libraries write for these layouts is 166 bytes): exit 3, one line naming the journal
+    /// and the line, nothing changed.
+    @Test(arguments: ["glide", "coil"])
+    func aLineLongerThanAnyJournalLineIsRefused(layout: String) throws {
+        let f = HostileJournalFixture(layout: layout)
+        defer { f.cleanup() }
+        f.writeJournal("READ " + String(repeating: "a", count: 100_000))
+        let before = HostileJournalFixture.snapshot(f.cache)
+        for args in refusingCommands(layout: layout, cache: f.cache, dir: f.dir) + [["cache", "stats", "--layout", layout, "--cache", f.cache]] {
+            let r = try runImgwarm(args, as: nil)
+            #expect(r.status == 3, "\(args[1]): \(r.output)")
+            #expect(r.output.contains("imgwarm: \(f.cache)/journal: line 7: a line of more than 65536 bytes"), "\(args[1]): \(r.output)")
+            #expect(r.output.split(separator: "\n").count == 1, "\(args[1]): \(r.output)")
+            #expect(HostileJournalFixture.snapshot(f.cache) == before)
+        }
+    }
+}

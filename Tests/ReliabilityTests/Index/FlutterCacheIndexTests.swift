@@ -155,3 +155,106 @@ struct HostileFlutterFixture {
         #expect(st.st_mode & 0o777 == 0o600, "mode \(String(st.st_mode & 0o777, radix: 8))")
     }
 }
+
+/// SQLite opens `libCachedImageData.db-journal`, `-wal` and `-shm` by
+/// name beside the database, and rolls a hot journal back into it when it
+/// opens it: a neighbour who may create names in a shared cache folder
+/// (1777) could plant one and rewrite our rows. Such a side file of another
+/// user, or a link at its name, is refused before SQLite opens anything.
+@Suite struct FlutterSideFilesOfANeighbour {
+    /// A real hot rollback journal for the fixture's database: the pages of
+    /// a copy whose row 1 names `planted.png`, taken from an open
+    /// transaction (`synchronous=OFF`, so its record count is the file's
+    /// length, as after a crash). Returns its path (0644).
+    static func hotJournal(_ f: HostileFlutterFixture) throws -> String {
+        let copy = f.dir + "/neighbour.db", journal = f.dir + "/hot-journal"
+        let script = """
+            import sqlite3, sys, shutil
+            src, copy, out = sys.argv[1], sys.argv[2], sys.argv[3]
+            shutil.copyfile(src, copy)
+            db = sqlite3.connect(copy, isolation_level=None)
+            db.execute("PRAGMA synchronous=OFF")
+            db.execute("UPDATE cacheObject SET relativePath='planted.png' WHERE _id=1")
+            db.execute("BEGIN")
+            db.execute("UPDATE cacheObject SET relativePath='other.png' WHERE _id=1")
+            shutil.copyfile(copy + "-journal", out)
+            db.execute("ROLLBACK")
+            """
+        let r = try #require(runPython(script, [f.database, copy, journal]))
+        #expect(r.status == 0, "\(r.output)")
+        chmod(journal, 0o644)
+        return journal
+    }
+
+    /// The journal is hot: SQLite itself, opening a copy of the database
+    /// with it beside, rolls it back and row 1 names `planted.png`.
+    static func expectReplayedBySQLite(_ f: HostileFlutterFixture, journal: String) throws {
+        let control = f.dir + "/control"
+        try FileManager.default.createDirectory(atPath: control, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: f.database, toPath: control + "/libCachedImageData.db")
+        try FileManager.default.copyItem(atPath: journal, toPath: control + "/libCachedImageData.db-journal")
+        let read = try #require(runPython("""
+            import sqlite3, sys
+            print(sqlite3.connect(sys.argv[1]).execute("SELECT relativePath FROM cacheObject WHERE _id = 1").fetchone()[0])
+            """, [control + "/libCachedImageData.db"]))
+        #expect(read.output.trimmingCharacters(in: .whitespacesAndNewlines) == "planted.png", "\(read.output)")
+    }
+
+    /// Root's database in a 1777 folder; uid 65534 plants the hot journal
+    /// (or a copy of it at `-wal` or `-shm`) with `cp`, or a link to it
+    /// with `ln -s`. `cache prune`, `verify --delete`, `warm` and `stats`:
+    /// exit 3, one line naming the side file and its owner (or the link),
+    /// and the database and the side file are as they were.
+    @Test(.needsTools("python3", for: "writing flutter databases with Python's sqlite3"),
+          arguments: ["-journal", "-wal", "-shm"], [false, true])
+    func aPlantedSideFileIsRefusedBeforeSQLiteOpensIt(suffix: String, asLink: Bool) throws {
+        let setpriv = try neededTool("setpriv", for: "planting a file as another user")
+        if geteuid() != 0 { try prerequisiteMissing("planting a file as another user needs root: the test did not run") }
+        let f = HostileFlutterFixture()
+        defer { f.cleanup() }
+        try f.writeDatabase(row: "'http://h/b', 'http://h/b', 'b.png', NULL, 0, 0, 1")
+        let journal = try Self.hotJournal(f)
+        try Self.expectReplayedBySQLite(f, journal: journal)
+        #expect(chmod(f.cache, 0o1777) == 0)
+        let side = f.database + suffix
+        let plant = try #require(runTool(setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups"]
+            + (asLink ? ["ln", "-s", journal, side] : ["cp", journal, side])))
+        #expect(plant.status == 0, "\(plant.output)")
+        var st = stat()
+        #expect(lstat(side, &st) == 0 && st.st_uid == 65534)
+        let before = HostileJournalFixture.snapshot(f.cache)
+        let line = asLink ? "imgwarm: \(side): is a symbolic link; imgwarm does not follow one here"
+            : "imgwarm: \(side): owned by uid 65534, not by this user (uid 0), in a folder every user may write (mode 1777)"
+        for args in refusingCommands(layout: "flutter", cache: f.cache, dir: f.dir) + [["cache", "stats", "--layout", "flutter", "--cache", f.cache]] {
+            let r = try runImgwarm(args, as: nil)
+            #expect(r.status == 3, "\(args[1]) \(suffix): \(r.output)")
+            #expect(r.output.contains(line), "\(args[1]) \(suffix): \(r.output)")
+            #expect(r.output.split(separator: "\n").count == 1, "\(args[1]) \(suffix): \(r.output)")
+            #expect(HostileJournalFixture.snapshot(f.cache) == before, "\(args[1]) \(suffix)")
+            #expect(lstat(side, &st) == 0 && st.st_uid == 65534, "\(args[1]) \(suffix): the planted file is left as it is")
+        }
+    }
+
+    /// The rule is the owner's, not the name's: the same hot journal, ours
+    /// (a killed run of ours leaves one), is rolled back as SQLite does
+    /// when `cache prune` opens the database: row 1 then names
+    /// `planted.png`, so `good.png` is a file no row names and goes.
+    /// (What the refusal above keeps a neighbour's journal from doing.)
+    @Test(.needsTools("python3", for: "writing flutter databases with Python's sqlite3"))
+    func ourOwnHotJournalIsRolledBack() throws {
+        let f = HostileFlutterFixture()
+        defer { f.cleanup() }
+        try f.writeDatabase(row: "'http://h/b', 'http://h/b', 'b.png', NULL, 0, 0, 1")
+        let journal = try Self.hotJournal(f)
+        try FileManager.default.copyItem(atPath: journal, toPath: f.database + "-journal")
+        let r = try runImgwarm(["cache", "prune", "--layout", "flutter", "--cache", f.cache, "--max-age", "36500d"], as: nil)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(!FileManager.default.fileExists(atPath: f.database + "-journal"))
+        #expect(!FileManager.default.fileExists(atPath: f.cache + "/libCachedImageData/good.png"), "\(r.output)")
+        let read = try #require(runPython("""
+            import sqlite3, sys
+            print(sqlite3.connect(sys.argv[1]).execute("SELECT relativePath FROM cacheObject WHERE _id = 1").fetchone()[0])
+            """, [f.database]))
+        #expect(read.output.trimmingCharacters(in: .whitespacesAndNewlines) == "planted.png", "\(read.output)")
+    }
+}

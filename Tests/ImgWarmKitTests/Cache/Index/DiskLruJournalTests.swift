@@ -110,4 +110,72 @@ import Testing
         let crlf = Array("libcore.io.DiskLruCache\r\n1\r\n1\r\n1\r\n\r\n".utf8)
         #expect((try? DiskLruJournal.readHeader(crlf)?.parse(crlf)) != nil)
     }
+    /// The journal read in pieces (as `DiskLruIndex` reads the file, 64 KiB
+    /// at a time) says what it says read whole, wherever the pieces end:
+    /// inside a line, between a '\r' and its '\n', inside the header; and
+    /// a refusal names the same line.
+    @Test(arguments: [1, 2, 3, 5, 7, 31, 64, 1 << 16])
+    func aJournalReadInPiecesIsTheJournalReadWhole(piece: Int) throws {
+        func inPieces(_ journal: DiskLruJournal, _ text: String) throws -> DiskLruJournal.Contents {
+            let bytes = Array(text.utf8)
+            var reader = DiskLruJournal.Reader(journal)
+            var start = 0
+            while start < bytes.count {
+                let end = min(start + piece, bytes.count)
+                try bytes[start..<end].withUnsafeBytes { try reader.read($0) }
+                start = end
+            }
+            return try reader.finish()
+        }
+        let lf = Self.head1 + "CLEAN k 5\nDIRTY d\nREAD k\nCLEAN j 7\nREMOVE j\nCLEAN j 9\nREAD k\n"
+        let accepted = [lf, lf.replacingOccurrences(of: "\n", with: "\r\n"), lf + "READ k", lf + "READ j\r",
+                        Self.head2 + "CLEAN k 1 2\nREAD k\nDIRTY x\n"]
+        for text in accepted {
+            let journal = text.hasPrefix(Self.head2) ? Self.coil : Self.glide
+            let whole = try journal.parse(Array(text.utf8))
+            #expect(try inPieces(journal, text) == whole, "\(text.debugDescription)")
+        }
+        #expect(try inPieces(Self.glide, lf + "READ k").unterminatedTail)
+        #expect(try inPieces(Self.glide, lf).lruOrder == ["d", "j", "k"])
+        let refused = [(Self.head1 + "CLEAN k 5\nREAD ../x\n", 7), ("libcore.io.DiskLruCache\n1\n2\n1\n\nCLEAN k 1\n", 3),
+                       ("libcore.io.DiskLruCache\n1\n", 3)]
+        for (text, line) in refused {
+            #expect {
+                _ = try inPieces(Self.glide, text)
+            } throws: { ($0 as? DiskLruJournal.Corrupt)?.line == line }
+        }
+    }
+
+    /// A line is at most `maxLineBytes` (64 KiB) before its '\n': one of
+    /// exactly that many (a CLEAN line whose length has leading zeros,
+    /// which Java's `Long.parseLong` reads) is read; one byte more is
+    /// refused naming its line, fed whole or in pieces, ended or not.
+    @Test(arguments: [1000, 1 << 16, 1 << 20])
+    func aLineLongerThanTheLimitIsRefused(piece: Int) throws {
+        let prefix = "CLEAN k "
+        let longest = prefix + String(repeating: "0", count: DiskLruJournal.maxLineBytes - prefix.utf8.count - 1) + "5"
+        #expect(longest.utf8.count == DiskLruJournal.maxLineBytes)
+        func read(_ text: String) throws -> DiskLruJournal.Contents {
+            let bytes = Array(text.utf8)
+            var reader = DiskLruJournal.Reader(Self.glide)
+            var start = 0
+            while start < bytes.count {
+                let end = min(start + piece, bytes.count)
+                try bytes[start..<end].withUnsafeBytes { try reader.read($0) }
+                start = end
+            }
+            return try reader.finish()
+        }
+        #expect(try read(Self.head1 + "READ x\n" + longest + "\n").entries["k"]?.lengths == [5])
+        for tooLong in [Self.head1 + "READ x\n" + longest + "0\nREAD k\n", Self.head1 + "READ x\n" + longest + "0",
+                        Self.head1 + "READ x\n" + String(repeating: "R", count: 3 << 20)] {
+            #expect {
+                _ = try read(tooLong)
+            } throws: { error in
+                guard let corrupt = error as? DiskLruJournal.Corrupt else { return false }
+                return corrupt.line == 7 && corrupt.reason.hasPrefix("a line of more than 65536 bytes")
+            }
+        }
+    }
 }
+
