@@ -321,9 +321,9 @@ public final class StateStore: Sendable {
 
     /// Validator rows written by one statement in `apply`. SQLite's fixed
     /// cost of running a statement (its start, the statement journal an
-    /// upsert opens, the reset) was about 4,000 instructions of the 9,000
-    /// one row's upsert took; a statement of 32 rows pays it once for all
-    /// of them (callgrind).
+    /// upsert opens, the reset) is about half of a one-row upsert: 7,700
+    /// instructions a row one at a time, 4,200 at 32 a statement, 4,100 at
+    /// 64 (`bench/state-upsert.sh`, callgrind).
     static let validatorRowsPerStatement = 32
 
     /// An upsert of `rows` validator rows. A row that already holds the
@@ -352,7 +352,7 @@ public final class StateStore: Sendable {
             let deleteFailed = try db.cachedStatement(sql: "DELETE FROM failed_url WHERE url = ?")
             let upsertValidator = try db.cachedStatement(sql: Self.upsertValidatorSQL)
             // Prepared when the first rows fill it: parsing it costs about
-            // 0.6 million instructions, which a run of a few files skips.
+            // 0.4 million instructions, which a run of a few files skips.
             var upsertValidatorRows: Statement?
             let deleteValidators = try db.cachedStatement(sql: "DELETE FROM validator WHERE key = ?")
             // A delete from an empty table changes nothing, and most caches
