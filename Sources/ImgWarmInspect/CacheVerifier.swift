@@ -165,7 +165,9 @@ public struct CacheVerifier: Sendable {
                     // The backend removes it as the library would (a plain
                     // file only while its name still holds the file judged:
                     // a concurrent warm may have stored a good one since).
-                    if delete, let dirfd = folders[pending.directoryIndex] {
+                    if delete, let dirfd = folders[pending.directoryIndex], dirfd < 0 {
+                        report.deleteErrors.append("\(pending.path): cannot hold its folder open: \(errnoString(-dirfd))")
+                    } else if delete, let dirfd = folders[pending.directoryIndex] {
                         do {
                             try backend.remove(EntryFile(path: pending.path, folder: dirfd, name: pending.name,
                                                          device: pending.device, inode: pending.inode))
@@ -179,7 +181,7 @@ public struct CacheVerifier: Sendable {
                 }
             }
             for pending in batch { pending.file?.close() }
-            for fd in folders.values { close(fd) }
+            for fd in folders.values where fd >= 0 { close(fd) }
             folders.removeAll(keepingCapacity: true)
             batch.removeAll(keepingCapacity: true)
         }
@@ -211,8 +213,11 @@ public struct CacheVerifier: Sendable {
             case .success(let file): pending.file = file
             case .failure(let e): pending.openError = e.code
             }
+            // -errno when the duplicate could not be made (the descriptor
+            // limit): never closed, never deleted in.
             if delete && folders[entry.directoryIndex] == nil {
-                folders[entry.directoryIndex] = fcntl(entry.directoryFd, F_DUPFD_CLOEXEC, 0)
+                let dup = fcntl(entry.directoryFd, F_DUPFD_CLOEXEC, 0)
+                folders[entry.directoryIndex] = dup >= 0 ? dup : -errno
             }
             batch.append(pending)
             if batch.count >= batchSize { flush() }

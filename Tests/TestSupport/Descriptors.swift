@@ -20,14 +20,21 @@ extension BinaryRunner {
     /// Runs `imgwarm args...` under `strace -f` (every thread), tracing the
     /// calls that take a descriptor and keeping those that failed with
     /// EBADF. strace's lines go to a file of their own, so the binary's
-    /// output is as a user sees it. Without strace the test is skipped
-    /// (failed under CI, which installs it).
-    public static func runTracingDescriptors(_ args: [String], environment: [String: String] = [:]) throws -> DescriptorTrace {
+    /// output is as a user sees it. `descriptorLimit`: the binary runs
+    /// under `prlimit --nofile=N` (the paths where an open or a dup fails
+    /// with EMFILE). Without strace (or prlimit) the test is skipped
+    /// (failed under CI, which installs them).
+    public static func runTracingDescriptors(_ args: [String], environment: [String: String] = [:],
+                                             descriptorLimit: Int? = nil) throws -> DescriptorTrace {
         let strace = try neededTool("strace", for: "counting calls on closed descriptors")
         guard FileManager.default.isExecutableFile(atPath: executable) else { throw NotBuilt() }
+        var command = [executable]
+        if let descriptorLimit {
+            command = [try neededTool("prlimit", for: "running the binary with few descriptors"), "--nofile=\(descriptorLimit)"] + command
+        }
         let log = NSTemporaryDirectory() + "imgwarm-strace-\(getpid())-\(UUID().uuidString.prefix(8))"
         defer { unlink(log) }
-        let traced = ["-f", "-qq", "-o", log, "-e", "trace=%desc", "-e", "status=failed", executable] + args
+        let traced = ["-f", "-qq", "-o", log, "-e", "trace=%desc", "-e", "status=failed"] + command + args
         guard let run = runTool(strace, traced, environment: environment) else {
             throw MissingPrerequisite(description: "\(strace) could not be started")
         }

@@ -270,7 +270,7 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
 /// connection closed. Counted by what each descriptor names, so the other
 /// tests of this process do not count.
 @Suite struct PrefetcherDescriptorTests {
-    @Test(arguments: [CacheLayoutKind.sdwebimage, .glide, .flutter, .fresco])
+    @Test(arguments: CacheLayoutKind.allCases)
     func runsOneAfterAnotherLeaveNoDescriptorOpen(_ kind: CacheLayoutKind) throws {
         let dir = makeTempDirectory("imgwarm-descriptors")
         defer { try? FileManager.default.removeItem(atPath: dir) }
