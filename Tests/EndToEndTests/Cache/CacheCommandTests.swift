@@ -113,6 +113,24 @@ import TestSupport
         }
     }
 
+    /// `cache verify` under a low `ulimit -n`: a batch holds no more files
+    /// open than the limit leaves room for. Holding 256 at once, the run
+    /// trapped (SIGILL) once libdispatch could not make its eventfd.
+    @Test func verifyWithALowDescriptorLimitChecksEveryFile() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = dir + "/cache"
+        try FileManager.default.createDirectory(atPath: cache + "/.imgwarm", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        for i in 0..<300 {
+            #expect(FileManager.default.createFile(atPath: cache + "/\(i).png", contents: Data(TinyPNG.make(seed: i))))
+        }
+        let run = try BinaryRunner.runTracingDescriptors(["cache", "verify", "--cache", cache], descriptorLimit: 64)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("checked 300 files: 0 broken"), "\(run.output)")
+        #expect(run.badDescriptorCalls.isEmpty, "\(run.badDescriptorCalls)")
+    }
+
     @Test func verifyHonoursStrictFormatsAndThePixelLimit() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
