@@ -39,7 +39,12 @@ final class CurlEventLoop: @unchecked Sendable {
     private var arrivals: UInt64 = 0
     /// Completions run since the mailbox last heard of them.
     private var completedUnreported = 0
-    private var thread: Thread?
+    /// Weak: the thread's closure holds the loop, and Foundation keeps a
+    /// Thread's closure for as long as the Thread lives. A strong
+    /// reference here would be a cycle: a finished engine would never be
+    /// freed, nor the spill folder's descriptor its configuration holds
+    /// closed (one more open file per run in a process that runs many).
+    private weak var thread: Thread?
     private let name: String
     private let running = DispatchGroup()
     /// Longest sleep in curl_multi_poll when nothing is due; wakeups and

@@ -143,6 +143,8 @@ public struct CacheVerifier: Sendable {
         try cache.openBackend(writable: false)
         let backend = cache.backend
         guard let root = cache.rootFolder else { return report }
+        let batchSize = Self.filesAtOnce(requested: batchSize, descriptorLimit: Self.descriptorLimit(),
+                                         open: Self.openDescriptorCount())
         var batch: [Pending] = []
         batch.reserveCapacity(batchSize)
         // The folders of the batch's files, duplicated from the walk's
@@ -165,7 +167,9 @@ public struct CacheVerifier: Sendable {
                     // The backend removes it as the library would (a plain
                     // file only while its name still holds the file judged:
                     // a concurrent warm may have stored a good one since).
-                    if delete, let dirfd = folders[pending.directoryIndex] {
+                    if delete, let dirfd = folders[pending.directoryIndex], dirfd < 0 {
+                        report.deleteErrors.append("\(pending.path): cannot hold its folder open: \(errnoString(-dirfd))")
+                    } else if delete, let dirfd = folders[pending.directoryIndex] {
                         do {
                             try backend.remove(EntryFile(path: pending.path, folder: dirfd, name: pending.name,
                                                          device: pending.device, inode: pending.inode))
@@ -179,7 +183,7 @@ public struct CacheVerifier: Sendable {
                 }
             }
             for pending in batch { pending.file?.close() }
-            for fd in folders.values { close(fd) }
+            for fd in folders.values where fd >= 0 { close(fd) }
             folders.removeAll(keepingCapacity: true)
             batch.removeAll(keepingCapacity: true)
         }
@@ -211,8 +215,11 @@ public struct CacheVerifier: Sendable {
             case .success(let file): pending.file = file
             case .failure(let e): pending.openError = e.code
             }
+            // -errno when the duplicate could not be made (the descriptor
+            // limit): never closed, never deleted in.
             if delete && folders[entry.directoryIndex] == nil {
-                folders[entry.directoryIndex] = fcntl(entry.directoryFd, F_DUPFD_CLOEXEC, 0)
+                let dup = fcntl(entry.directoryFd, F_DUPFD_CLOEXEC, 0)
+                folders[entry.directoryIndex] = dup >= 0 ? dup : -errno
             }
             batch.append(pending)
             if batch.count >= batchSize { flush() }
@@ -232,6 +239,34 @@ public struct CacheVerifier: Sendable {
             }
         }
         return report
+    }
+
+    /// Files of a batch held open at once. Each is a descriptor until its
+    /// batch is judged, and with `--delete` its folder may be one more: at
+    /// most a quarter of the descriptors the process may still open
+    /// (`ulimit -n` less those open now), at least one. The rest stays for
+    /// the walk's folders and for the threads that judge the batch (past
+    /// the limit, libdispatch traps when it cannot make its eventfd, and a
+    /// file that cannot be opened would be listed as broken).
+    static func filesAtOnce(requested: Int, descriptorLimit: Int, open: Int) -> Int {
+        max(1, min(requested, (descriptorLimit - open) / 4))
+    }
+
+    /// The soft limit on open descriptors (`ulimit -n`).
+    static func descriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return limit.rlim_cur == rlim_t.max ? Int.max / 2 : Int(clamping: limit.rlim_cur)  // rlim_t.max: RLIM_INFINITY
+    }
+
+    /// Descriptors open now (the entries of /proc/self/fd, less the one
+    /// that lists them); 0 where it cannot be read.
+    static func openDescriptorCount() -> Int {
+        guard let dir = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(dir) }
+        var count = 0
+        while readdir(dir) != nil { count += 1 }
+        return max(0, count - 3)  // ".", ".." and the listing's own
     }
 
     /// What a file that is not simply a usable image is.

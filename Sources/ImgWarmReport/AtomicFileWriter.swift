@@ -43,29 +43,52 @@ public final class AtomicFileWriter {
         return nil
     }
 
-    public init(path: String) throws {
+    /// Opens the target's folder and creates the temp file in it.
+    public convenience init(path: String) throws {
+        let held = try Self.take(path: path)
+        self.init(path: path, held: held)
+    }
+
+    /// The folder and the temp file, held before the object exists: a
+    /// throwing init of a fully initialized class runs `deinit`, which
+    /// would close them a second time (by then perhaps another thread's
+    /// files). `take` closes what it opened when it throws; from here on
+    /// `deinit` or `commit` closes each once.
+    private init(path: String, held: Held) {
         self.path = path
+        folder = held.folder
+        name = held.name
+        tempName = held.tempName
+        fd = held.fd
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    private struct Held {
+        let folder: Int32
+        let name: String
+        let tempName: String
+        let fd: Int32
+    }
+
+    private static func take(path: String) throws -> Held {
         let slash = path.lastIndex(of: "/")
         let folderPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         if name.isEmpty || name == "." || name == ".." {
             throw ImgWarmError.cache(path: path, reason: "cannot write: not a file name", errno: EISDIR)
         }
         // The folder as the user named it (links in it followed, as any
         // program given a path does); every name in it by descriptor.
-        folder = imgwarm_open_folder(folderPath)
+        let folder = imgwarm_open_folder(folderPath)
         if folder < 0 {
             throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(-folder))", errno: -folder)
         }
-        let name = name
         let created = FileIO.createExclusive(in: folder) { "." + name + ".tmp-" + Hex.padded(UInt64.random(in: 0...UInt64.max), digits: 16) }
         if created.fd < 0 {
             close(folder)
             throw ImgWarmError.cache(path: path, reason: "cannot write: \(errnoString(created.error))", errno: created.error)
         }
-        tempName = created.name
-        fd = created.fd
-        buffer.reserveCapacity(1 << 16)
+        return Held(folder: folder, name: name, tempName: created.name, fd: created.fd)
     }
 
     private var committed = false
@@ -94,8 +117,12 @@ public final class AtomicFileWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Flushes, closes and renames into place.
+    /// Flushes, closes and renames into place. Once: the temp file is
+    /// closed by the first call, whatever its outcome.
     public func commit() throws {
+        guard !committed else {
+            throw ImgWarmError.cache(path: path, reason: "cannot write: already committed", errno: EBADF)
+        }
         flush()
         committed = true
         try FileIO.closeAndRename(fd, writeError: failed, temp: (folder, tempName), final: (folder, name), finalPath: path)

@@ -48,8 +48,13 @@ public enum ErrorOutput {
         let saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0)
         guard saved >= 0 else { return }
         var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0, let savedFile = fdopen(saved, "w") else {
+        guard pipe(&ends) == 0 else {
             close(saved)
+            return
+        }
+        guard let savedFile = fdopen(saved, "w") else {
+            close(saved)
+            close(ends[0]); close(ends[1])
             return
         }
         // Only a child process would inherit the read end; imgwarm starts

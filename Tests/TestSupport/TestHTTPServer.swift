@@ -139,6 +139,8 @@ public final class TestHTTPServer: @unchecked Sendable {
     public var openRequests: Int { state.snapshot { $0.open } }
     /// The most TCP connections open at one time since start (or resetStats).
     public var maxOpenConnections: Int { state.snapshot { $0.maxConnections } }
+    /// TCP connections open now.
+    public var openConnections: Int { state.snapshot { $0.connections } }
     /// When each request head arrived, in monotonic seconds, in order.
     public func requestTimes() -> [Double] { state.snapshot { $0.times } }
     /// 429 answers of the /throttle route.

@@ -79,6 +79,58 @@ import TestSupport
         #expect(r.stderr.contains(dir + "/file"))
     }
 
+    /// `cache verify --delete` when descriptors run out (a low `ulimit -n`):
+    /// a folder whose descriptor could not be duplicated is neither closed
+    /// nor deleted in through the failed duplicate (-1). Each broken file
+    /// is removed or named in a "cannot remove" line; "removed" is said
+    /// only of files that are gone. Several limits, so that the duplicate
+    /// fails at some folder whatever the descriptors the binary starts with.
+    @Test(arguments: [16, 20, 24])
+    func verifyDeleteWithFewDescriptorsClosesAndRemovesWhatItSays(_ limit: Int) throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = dir + "/cache"
+        try FileManager.default.createDirectory(atPath: cache + "/.imgwarm", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        var files: [String] = []
+        for folder in 1...30 {
+            try FileManager.default.createDirectory(atPath: cache + "/d\(folder)", withIntermediateDirectories: false)
+            for file in 1...5 {
+                let path = cache + "/d\(folder)/f\(file).png"
+                #expect(FileManager.default.createFile(atPath: path, contents: Data("not an image\n".utf8)))
+                files.append(path)
+            }
+        }
+        let run = try BinaryRunner.runTracingDescriptors(["cache", "verify", "--delete", "--force", "--cache", cache],
+                                                         descriptorLimit: limit)
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.badDescriptorCalls.isEmpty, "\(run.badDescriptorCalls)")
+        // (stdout and stderr share one pipe here: a line of one may cut into a line of the other.)
+        for path in files where FileManager.default.fileExists(atPath: path) {
+            // Left: not listed (its folder was unreadable), or named as not removed.
+            let listed = run.output.contains(path + ": not an image") || run.output.contains(path + ": cannot read")
+            #expect(!listed || run.output.contains("cannot remove \(path): "), "\(path) said removed, still there: \(run.output)")
+        }
+    }
+
+    /// `cache verify` under a low `ulimit -n`: a batch holds no more files
+    /// open than the limit leaves room for. Holding 256 at once, the run
+    /// trapped (SIGILL) once libdispatch could not make its eventfd.
+    @Test func verifyWithALowDescriptorLimitChecksEveryFile() throws {
+        let dir = makeTempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = dir + "/cache"
+        try FileManager.default.createDirectory(atPath: cache + "/.imgwarm", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        for i in 0..<300 {
+            #expect(FileManager.default.createFile(atPath: cache + "/\(i).png", contents: Data(TinyPNG.make(seed: i))))
+        }
+        let run = try BinaryRunner.runTracingDescriptors(["cache", "verify", "--cache", cache], descriptorLimit: 64)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("checked 300 files: 0 broken"), "\(run.output)")
+        #expect(run.badDescriptorCalls.isEmpty, "\(run.badDescriptorCalls)")
+    }
+
     @Test func verifyHonoursStrictFormatsAndThePixelLimit() throws {
         let dir = makeTempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -267,10 +267,8 @@ import TestSupport
     /// A run refused the lock closes the lock file once. Closed twice, the
     /// second close could take a descriptor another thread had just opened
     /// (a test in the same process once failed with EBADF on its folder).
-    /// strace lists every close(2) that failed.
     @Test(arguments: [(LOCK_SH, ["cache", "clear", "--all"]), (LOCK_EX, ["warm"])])
     func aRefusedLockClosesItsFileOnce(_ held: Int32, _ command: [String]) throws {
-        let strace = try neededTool("strace", for: "counting failed close calls")
         let f = try WarmFixture()
         let manifest = f.writeManifest(f.servePNGs(1))
         #expect(try f.warm([manifest]).status == 0)
@@ -278,12 +276,102 @@ import TestSupport
         #expect(lock >= 0)
         defer { close(lock) }
         #expect(flock(lock, held | LOCK_NB) == 0)
-        var args = ["-f", "-qq", "-e", "trace=close", "-e", "status=failed", BinaryRunner.executable] + command
-        args += (command == ["warm"] ? [manifest] : []) + ["--cache", f.cache]
-        let traced = try #require(runTool(strace, args))
+        let args = command + (command == ["warm"] ? [manifest] : []) + ["--cache", f.cache]
+        let traced = try BinaryRunner.runTracingDescriptors(args)
         #expect(traced.status == 3, "\(traced.output)")
         #expect(traced.output.contains(held == LOCK_SH ? "in use by another imgwarm run" : "locked by `imgwarm cache clear --all`"))
-        #expect(!traced.output.contains("EBADF"), "\(traced.output)")
+        #expect(traced.badDescriptorCalls.isEmpty, "\(traced.badDescriptorCalls)")
+    }
+
+    /// Every layout through every command, on the paths where descriptors
+    /// change hands: bodies spilled to unnamed files (a Content-Length past
+    /// 1 MiB, chunked, gzip) and mapped, redirects, a 404, a timeout, a
+    /// reset, bodies that are no image, an invalid URL, three reports
+    /// written; then --refresh, --dry-run, --retry-from and each `cache`
+    /// command. strace lists every call on a descriptor that failed with
+    /// EBADF (closed twice, or used after its close): none may.
+    @Test(arguments: ["sdwebimage", "kingfisher", "nuke", "glide", "coil", "coil2", "flutter", "okhttp", "fresco"])
+    func everyCommandClosesEachDescriptorOnce(_ layout: String) throws {
+        let f = try WarmFixture()
+        let pngs = f.servePNGs(3)
+        f.server.setFile("/big.png", bytes: TinyPNG.make(width: 720, height: 720, seed: 9), contentType: "image/png")
+        let others = ["/gzip/img/1.png", "/redirect/2/img/2.png", "/big.png", "/gzip/big.png", "/huge-length/1500000",
+                      "/huge/1500000", "/status/404", "/slow/3000/img/0.png", "/html", "/reset"].map(f.server.url)
+        let manifest = f.writeManifest(pngs + others + ["not-a-url"])
+        let cache = ["--cache", f.cache, "--layout", layout]
+        let quick = ["--progress", "none", "--timeout", "1", "--retries", "0"]
+        let report = f.dir + "/report.json"
+        let prune = layout == "flutter" ? ["--max-age", "1s"] : ["--max-size", "1"]
+        let first = try BinaryRunner.runTracingDescriptors(["warm", manifest, "--report", report, "--junit", f.dir + "/junit.xml",
+                                                            "--metrics", f.dir + "/metrics.prom"] + cache + quick)
+        #expect(first.status == 1, "\(first.output)")
+        #expect(first.badDescriptorCalls.isEmpty, "warm: \(first.badDescriptorCalls)")
+        // The large bodies went through their files (not through memory).
+        let json = (try? String(contentsOfFile: report, encoding: .utf8)) ?? ""
+        #expect(!json.contains("\"spilled\": 0,") && json.contains("\"spilled\": "), "\(json.prefix(2000))")
+        let runs: [[String]] = [
+            ["warm", manifest, "--refresh"] + cache + quick,
+            ["warm", manifest, "--dry-run"] + cache + quick,
+            ["warm", "--retry-from", report] + cache + quick,
+            ["cache", "stats"] + cache,
+            ["cache", "verify", "--delete"] + cache,
+            ["cache", "failed"] + cache,
+            ["cache", "path"] + cache + ["--", pngs[0]],
+            ["cache", "prune", "--dry-run"] + cache + prune,
+            ["cache", "prune"] + cache + prune,
+            ["cache", "clear", "--all"] + cache,
+        ]
+        for args in runs {
+            let run = try BinaryRunner.runTracingDescriptors(args)
+            #expect(run.status <= 1, "\(args.joined(separator: " ")): \(run.output)")
+            #expect(run.badDescriptorCalls.isEmpty, "\(args.joined(separator: " ")): \(run.badDescriptorCalls)")
+        }
+    }
+
+    /// The refusals, each through the commands that meet it: a refused
+    /// run closes what it opened before the refusal once (the class of
+    /// `aRefusedLockClosesItsFileOnce`).
+    @Test(arguments: ["missing folder", "symbolic link", "state writable by others", "bad journal", "bad database", "report path"])
+    func everyRefusalClosesEachDescriptorOnce(_ refusal: String) throws {
+        let f = try WarmFixture()
+        let manifest = f.writeManifest(f.servePNGs(2) + [f.server.url("/huge-length/1500000")])
+        let layout = refusal == "bad journal" ? "glide" : refusal == "bad database" ? "flutter" : "sdwebimage"
+        var cache = f.cache
+        if refusal != "missing folder" {
+            #expect(try BinaryRunner.run(["warm", manifest, "--cache", cache, "--layout", layout, "--progress", "none"]).status == 1)
+        }
+        switch refusal {
+        case "missing folder": cache = f.dir + "/missing/cache"
+        case "symbolic link":
+            cache = f.dir + "/link"
+            #expect(symlink(f.cache, cache) == 0)
+        case "state writable by others": #expect(chmod(f.cache + "/.imgwarm", 0o777) == 0)
+        case "bad journal": #expect(FileManager.default.createFile(atPath: f.cache + "/journal", contents: Data("not\na journal\n".utf8)))
+        case "bad database":
+            #expect(FileManager.default.createFile(atPath: f.cache + "/libCachedImageData.db", contents: Data(repeating: 0x41, count: 4096)))
+        default: break
+        }
+        let options = ["--cache", cache, "--layout", layout]
+        let prune = layout == "glide" ? ["--max-size", "1"] : ["--max-age", "1d"]
+        // (arguments, exit status): 2 a usage error, 3 an unusable cache.
+        var runs: [([String], Int32)] = [(["cache", "prune"] + options + prune, 3), (["cache", "verify", "--delete"] + options, 3)]
+        switch refusal {
+        case "missing folder": runs += [(["cache", "clear", "--all"] + options, 3)]
+        case "report path":
+            runs = [(["warm", manifest, "--report", f.dir + "/missing/report.json"] + options, 2),
+                    (["warm", manifest, "--junit", f.dir] + options, 2)]
+        case "bad journal", "bad database":
+            // (`cache clear --all` is how a user starts over: it goes on.)
+            runs += [(["warm", manifest, "--progress", "none"] + options, 3), (["cache", "stats"] + options, 3),
+                     (["cache", "path"] + options + ["--", "https://example.com/a.png"], 3)]
+        default:
+            runs += [(["warm", manifest, "--progress", "none"] + options, 3), (["cache", "clear", "--all"] + options, 3)]
+        }
+        for (args, status) in runs {
+            let run = try BinaryRunner.runTracingDescriptors(args)
+            #expect(run.status == status, "\(args.joined(separator: " ")): \(run.output)")
+            #expect(run.badDescriptorCalls.isEmpty, "\(args.joined(separator: " ")): \(run.badDescriptorCalls)")
+        }
     }
 
     @Test func requestHeadersUserAgentAndPerHostLimit() throws {

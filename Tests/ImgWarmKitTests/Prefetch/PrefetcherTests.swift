@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 @testable import ImgWarmSupport
 @testable import ImgWarmDecode
 @testable import ImgWarmDownload
@@ -258,5 +259,64 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
         }
         // The engine's own count: one per loop; a fake engine has one.
         #expect(FakeEngine(concurrency: 4, seed: 1, size: { _ in 1 }).threads == 1)
+    }
+}
+
+/// A process that warms again and again (a service, a test runner) keeps
+/// nothing of a finished run open: after each run, with large bodies
+/// spilled to unnamed files and mapped, no descriptor names anything under
+/// the cache folder (the lock, the journal or database, the state
+/// database, the spill files, the folders), and the server sees every
+/// connection closed. Counted by what each descriptor names, so the other
+/// tests of this process do not count.
+@Suite struct PrefetcherDescriptorTests {
+    @Test(arguments: CacheLayoutKind.allCases)
+    func runsOneAfterAnotherLeaveNoDescriptorOpen(_ kind: CacheLayoutKind) throws {
+        let dir = makeTempDirectory("imgwarm-descriptors")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try TestHTTPServer.start()
+        defer { server.shutdown() }
+        server.setFile("/big.png", bytes: TinyPNG.make(width: 720, height: 720, seed: 3), contentType: "image/png")
+        for i in 0..<4 { server.setFile("/\(i).png", bytes: TinyPNG.make(seed: i), contentType: "image/png") }
+        let urls = ["/0.png", "/1.png", "/2.png", "/3.png", "/big.png", "/gzip/big.png", "/status/404", "/huge-length/1500000"]
+            .map(server.url)
+        for round in 0..<5 {
+            let spilled = try warm(urls, into: dir, kind: kind, refresh: round > 0)
+            #expect(spilled >= 2, "round \(round)")
+            #expect(openDescriptors(under: dir).isEmpty, "round \(round): \(openDescriptors(under: dir))")
+            let deadline = Date().addingTimeInterval(5)
+            while server.openConnections > 0 && Date() < deadline { usleep(10_000) }
+            #expect(server.openConnections == 0, "round \(round)")
+        }
+    }
+
+    /// One warm as `imgwarm warm` runs it, every object released on
+    /// return; the number of bodies that went to a file.
+    private func warm(_ urls: [String], into dir: String, kind: CacheLayoutKind, refresh: Bool) throws -> Int {
+        let cache = DiskCache(directory: dir, layout: kind.layout())
+        let plan = WarmPlan(defaultPriority: .normal, order: .fifo)
+        _ = plan.addManifestPath("manifest.txt")
+        for (i, url) in urls.enumerated() {
+            plan.add(ManifestEntry(url: url, key: url, priority: nil, source: ManifestSource(fileIndex: 0, line: i + 1)))
+        }
+        plan.finalize()
+        let session = try CacheSession(cache, for: .warm)
+        let temp = try #require(cache.tempFolder)
+        let spill = try #require(BodySpill(folder: temp.fd, path: temp.path, threshold: SpillRule.largestThreshold))
+        let downloader = try Downloader(configuration: testConfiguration {
+            $0.bodySpill = spill
+            $0.retries = 0
+        })
+        var options = WarmOptions()
+        options.refresh = refresh
+        options.retryFailed = true
+        let prefetcher = Prefetcher(plan: plan, cache: cache, state: session.state, engine: downloader, options: options,
+                                    validate: ImageValidator.validate)
+        prefetcher.run()
+        try cache.closeBackend()
+        withExtendedLifetime(session) {}
+        let snap = prefetcher.ledger.snapshot()
+        #expect(snap[.downloaded] == 6 && snap[.failed] == 2, "\(kind)")
+        return spill.figures.bodies
     }
 }

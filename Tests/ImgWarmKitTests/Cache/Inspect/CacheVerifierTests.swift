@@ -35,6 +35,27 @@ private struct TempCache {
 }
 
 @Suite struct DecodeCacheVerifier {
+    /// A batch's files are open descriptors until it is judged: at most a
+    /// quarter of those the process may still open, at least one, never
+    /// more than asked for.
+    @Test func aBatchHoldsAQuarterOfTheDescriptorsLeft() {
+        let table: [(requested: Int, limit: Int, open: Int, files: Int)] = [
+            (256, 1024, 10, 253),
+            (256, 1_048_576, 10, 256),
+            (256, Int.max / 2, 10, 256),
+            (256, 256, 8, 62),
+            (256, 64, 5, 14),
+            (256, 16, 5, 2),
+            (256, 8, 5, 1),
+            (256, 4, 10, 1),
+            (10, 1024, 10, 10),
+        ]
+        for row in table {
+            #expect(CacheVerifier.filesAtOnce(requested: row.requested, descriptorLimit: row.limit, open: row.open) == row.files, "\(row)")
+        }
+        #expect(CacheVerifier.descriptorLimit() > 0 && CacheVerifier.openDescriptorCount() > 0)
+    }
+
     @Test func listsBrokenEntriesAndStrayTempFiles() throws {
         let t = try TempCache()
         defer { t.remove() }
