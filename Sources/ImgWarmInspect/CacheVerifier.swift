@@ -292,8 +292,10 @@ public struct CacheVerifier: Sendable {
                 if let file = pending.file {
                     out[i] = check(FileBytes.read(file.fd, limit: maxFileBytes))
                 } else if pending.openError != ENOENT {
-                    // ELOOP: a link now stands where the walk saw a file.
-                    out[i] = .broken("cannot read: \(errnoString(pending.openError))")
+                    // EACCES, EMFILE, EIO, or ELOOP (a link now stands
+                    // where the walk saw a file): nothing is known of its
+                    // bytes, so it is not called broken, and never deleted.
+                    out[i] = .unchecked("cannot read: \(errnoString(pending.openError))", error: EntryError.disk.name)
                 }
             }
         }
@@ -306,6 +308,8 @@ public struct CacheVerifier: Sendable {
         switch outcome {
         case .vanished:
             return nil
+        case .unreadable(let reason):
+            return .unchecked(reason, error: EntryError.disk.name)
         case .failed(let reason):
             return .broken(reason)
         case .bytes(let bytes):
@@ -337,14 +341,17 @@ enum FileBytes {
     enum Outcome {
         case bytes([UInt8])
         case vanished
+        /// Too large to be an image this tool accepts.
         case failed(String)
+        /// fstat or read failed (EIO, ...): the bytes are unknown.
+        case unreadable(String)
     }
 
     /// Reads the open file `fd` (a `QuietFile`: `cache verify` reads every
     /// file and must not renew access times).
     static func read(_ fd: Int32, limit: Int64) -> Outcome {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { return .failed("cannot read: \(errnoString(errno))") }
+        guard fstat(fd, &st) == 0 else { return .unreadable("cannot read: \(errnoString(errno))") }
         let size = Int64(st.st_size)
         if size > limit { return .failed("\(size) bytes: larger than any image this tool accepts (\(limit))") }
         var failure: Int32 = 0
@@ -360,7 +367,7 @@ enum FileBytes {
                 count += n
             }
         }
-        if failure != 0 { return .failed("cannot read: \(errnoString(failure))") }
+        if failure != 0 { return .unreadable("cannot read: \(errnoString(failure))") }
         return .bytes(bytes)
     }
 }

@@ -19,7 +19,8 @@ struct CacheVerifyCommand: ParsableCommand {
         no decoder, kept; REASON` and never deleted; so are images whose decoding \
         would need more than the whole --decode-memory (`not checked: over \
         --decode-memory, kept`) or more CPU time than --decode-timeout (`not \
-        checked: over --decode-timeout, kept`). Exit status 1 when anything \
+        checked: over --decode-timeout, kept`), and files it cannot open or read \
+        (`not checked: unreadable, kept`). Exit status 1 when anything \
         broken, stray or not checked was found, also with --delete after removing it; \
         0 when the cache is clean.
         """
@@ -73,9 +74,7 @@ struct CacheVerifyCommand: ParsableCommand {
             for entry in report.broken { print(TerminalText.escaped("\(entry.path): \(entry.reason)")) }
             for entry in report.unknown { print(TerminalText.escaped("\(entry.path): unknown format (\(entry.signature)), kept")) }
             for entry in report.unchecked {
-                let why = entry.error == nil ? "no decoder"
-                    : entry.error == EntryError.tooComplex.name ? "over --decode-timeout" : "over --decode-memory"
-                print(TerminalText.escaped("\(entry.path): not checked: \(why), kept; \(entry.reason)"))
+                print(TerminalText.escaped("\(entry.path): not checked: \(Self.uncheckedWhy(entry)), kept; \(entry.reason)"))
             }
             for path in report.strayTempFiles { print(TerminalText.escaped("\(path): stray temp file")) }
             print(Self.summary(report))
@@ -85,14 +84,23 @@ struct CacheVerifyCommand: ParsableCommand {
         if !report.isClean { throw ExitCode(ExitStatus.entriesFailed) }
     }
 
+    /// Why an entry was not checked, as its line and the summary say it.
+    static func uncheckedWhy(_ entry: BrokenCacheEntry) -> String {
+        switch entry.error {
+        case nil: return "no decoder"
+        case EntryError.tooComplex.name: return "over --decode-timeout"
+        case EntryError.disk.name: return "unreadable"
+        default: return "over --decode-memory"
+        }
+    }
+
     /// `1 not checked (no decoder), 2 not checked (over --decode-memory), `
     static func uncheckedCounts(_ r: CacheVerifyReport) -> String {
-        let overTime = r.unchecked.filter { $0.error == EntryError.tooComplex.name }.count
-        let overMemory = r.unchecked.filter { $0.error != nil }.count - overTime
-        let noDecoder = r.unchecked.count - overMemory - overTime
-        return (noDecoder == 0 ? "" : "\(noDecoder) not checked (no decoder), ")
-            + (overMemory == 0 ? "" : "\(overMemory) not checked (over --decode-memory), ")
-            + (overTime == 0 ? "" : "\(overTime) not checked (over --decode-timeout), ")
+        var counts: [String: Int] = [:]
+        for entry in r.unchecked { counts[uncheckedWhy(entry), default: 0] += 1 }
+        return ["no decoder", "over --decode-memory", "over --decode-timeout", "unreadable"].map { why in
+            counts[why].map { "\($0) not checked (\(why)), " } ?? ""
+        }.joined()
     }
 
     static func summary(_ r: CacheVerifyReport) -> String {

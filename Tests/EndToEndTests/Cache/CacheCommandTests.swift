@@ -113,6 +113,33 @@ import TestSupport
         }
     }
 
+    /// A file `cache verify` cannot open or read is not known to be broken:
+    /// it is listed as not checked and kept, even with `--delete` (an app
+    /// with the right to read it may show it). The exit status says the
+    /// cache was not vouched for.
+    @Test func anUnreadableFileIsNotCheckedAndKept() throws {
+        let dir = makeTempDirectory()
+        defer {
+            _ = chmod(dir + "/cache/locked.png", 0o644)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let cache = dir + "/cache"
+        try FileManager.default.createDirectory(atPath: cache + "/.imgwarm", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        #expect(FileManager.default.createFile(atPath: cache + "/good.png", contents: Data(TinyPNG.make(seed: 1))))
+        #expect(FileManager.default.createFile(atPath: cache + "/empty.png", contents: Data()))
+        #expect(FileManager.default.createFile(atPath: cache + "/locked.png", contents: Data(TinyPNG.make(seed: 2))))
+        #expect(chmod(cache + "/locked.png", 0o000) == 0)
+        let run = try runBoundByPermissions(["cache", "verify", "--delete", "--force", "--cache", cache],
+                                            why: "a file the run may not read")
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains(cache + "/locked.png: not checked: unreadable, kept; cannot read: Permission denied"), "\(run.output)")
+        #expect(run.output.contains("1 broken, 1 not checked (unreadable)"), "\(run.output)")
+        #expect(FileManager.default.fileExists(atPath: cache + "/locked.png"))
+        #expect(FileManager.default.fileExists(atPath: cache + "/good.png"))
+        #expect(!FileManager.default.fileExists(atPath: cache + "/empty.png"))
+    }
+
     /// `cache verify` under a low `ulimit -n`: a batch holds no more files
     /// open than the limit leaves room for. Holding 256 at once, the run
     /// trapped (SIGILL) once libdispatch could not make its eventfd.
