@@ -418,3 +418,81 @@ uint32_t iw_bmff_grid_tiles(const uint8_t *data, size_t len) {
     iw_grid_size(data, len, &gw, &gh, &tiles);
     return tiles;
 }
+
+/* ---- What libavif's parse allocates for the items (iw_bmff_item_counts) */
+
+void iw_bmff_item_counts(const uint8_t *data, size_t len, uint64_t *items, uint64_t *extents) {
+    *items = *extents = 0;
+    iw_box box;
+    size_t pos = 0;
+    int r;
+    while ((r = iw_bmff_box_at(data, len, pos, &box)) == IW_BOX_OK && memcmp(box.type, "meta", 4)) pos = box.end;
+    if (r != IW_BOX_OK || box.end - box.payload < 4) return;
+    iw_meta_boxes m;
+    memset(&m, 0, sizeof m);
+    iw_meta_find(data, box.payload + 4, box.end, 0, &m);
+    /* iinf: the `infe` boxes there are, up to its entry_count. */
+    if (m.iinf && m.iinf_n >= 6) {
+        uint64_t declared = m.iinf[0] == 0 ? (uint64_t)m.iinf[4] << 8 | m.iinf[5] : (m.iinf_n >= 8 ? iw_be32(m.iinf + 4) : 0);
+        size_t at = m.iinf[0] == 0 ? 6 : 8;
+        iw_box b;
+        uint64_t n = 0;
+        while (n < declared && iw_bmff_box_at(m.iinf, m.iinf_n, at, &b) == IW_BOX_OK) {
+            n++;
+            at = b.end;
+        }
+        *items += n;
+    }
+    /* iloc: each item entry that fits, and its extents (all of them when
+       their fields are 0 bytes wide, else those that fit). Every entry
+       takes at least 6 bytes: the walk is linear in the box. */
+    if (m.iloc && m.iloc_n >= 8 && m.iloc[0] <= 2) {
+        const uint8_t *p = m.iloc;
+        size_t n = m.iloc_n, at = 4;
+        int ok = 1;
+        unsigned version = p[0];
+        unsigned sizes = (unsigned)iw_field(p, n, &at, 2, &ok);
+        unsigned offset_size = sizes >> 12, length_size = (sizes >> 8) & 15, base_size = (sizes >> 4) & 15,
+                 index_size = version ? sizes & 15 : 0;
+        unsigned width = offset_size + length_size + index_size;
+        uint32_t count = (uint32_t)iw_field(p, n, &at, version < 2 ? 2 : 4, &ok);
+        for (uint32_t i = 0; ok && i < count; i++) {
+            iw_field(p, n, &at, version < 2 ? 2 : 4, &ok);
+            if (version) iw_field(p, n, &at, 2, &ok);
+            iw_field(p, n, &at, 2, &ok);
+            iw_field(p, n, &at, base_size, &ok);
+            uint64_t listed = iw_field(p, n, &at, 2, &ok);
+            if (!ok) break;
+            *items += 1;
+            uint64_t fit = width ? (n - at) / width : listed;
+            uint64_t taken = listed < fit ? listed : fit;
+            *extents += taken;
+            at += (size_t)(taken * width);
+        }
+    }
+    /* ipma: each entry that fits (at least 3 bytes each). */
+    if (m.ipma && m.ipma_n >= 8) {
+        const uint8_t *p = m.ipma;
+        size_t n = m.ipma_n, at = 4;
+        int ok = 1;
+        unsigned wide = p[3] & 1, id_size = p[0] ? 4 : 2;
+        uint32_t entries = (uint32_t)iw_field(p, n, &at, 4, &ok);
+        for (uint32_t e = 0; ok && e < entries; e++) {
+            iw_field(p, n, &at, id_size, &ok);
+            uint64_t associations = iw_field(p, n, &at, 1, &ok) * (wide ? 2 : 1);
+            if (!ok || associations > n - at) break;
+            *items += 1;
+            at += (size_t)associations;
+        }
+    }
+    /* iref: the item a reference is from and each it names. */
+    if (m.iref && m.iref_n >= 4) {
+        size_t wide = m.iref[0] != 0 ? 4 : 2, at = 4;
+        iw_box b;
+        while (iw_bmff_box_at(m.iref, m.iref_n, at, &b) == IW_BOX_OK) {
+            size_t n = b.end - b.payload;
+            *items += 1 + (n >= wide + 2 ? (n - wide - 2) / wide : 0);
+            at = b.end;
+        }
+    }
+}
