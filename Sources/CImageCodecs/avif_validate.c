@@ -160,6 +160,13 @@ static int iw_avif_refused(const iw_avif_io *io, iw_result *out) {
 static int iw_avif_run(avifDecoder *decoder, iw_avif_io *io, uint64_t max_pixels, iw_result *out) {
     const uint8_t *data = io->data;
     size_t len = io->len;
+    uint64_t items = 0, extents = 0;
+    iw_bmff_item_counts(data, len, &items, &extents);
+    if (items > IW_AVIF_MAX_ITEM_MENTIONS) {
+        iw_set_reason(out, "%llu item entries in meta, over %u (libavif 0.11 parses them in quadratic time)",
+                      (unsigned long long)items, (unsigned)IW_AVIF_MAX_ITEM_MENTIONS);
+        return IW_TOO_COMPLEX;
+    }
     avifResult result = avifDecoderParse(decoder);
     if (result != AVIF_RESULT_OK) {
         if (iw_avif_refused(io, out) || iw_avif_size_refusal(decoder, max_pixels, out)) return IW_TOO_LARGE;

@@ -47,6 +47,11 @@ enum CodecBridge {
         let width = Int(result.width), height = Int(result.height)
         if status == IW_TOO_COMPLEX {
             let spent = Double(ThreadCPUClock.nanoseconds() &- started) / 1e9
+            // Refused for its structure before the time ran out (libavif's
+            // quadratic item parse), not stopped by --decode-timeout.
+            if spent < (cpuSeconds ?? .infinity) {
+                return .failure(ValidationFailure("\(format.displayName) is too complex to decode: \(reason)", kind: .tooComplex))
+            }
             return .failure(tooComplex(format, width: width, height: height, spent: spent, limit: cpuSeconds ?? 0,
                                        where: reason))
         }

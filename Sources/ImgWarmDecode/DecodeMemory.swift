@@ -37,6 +37,22 @@ public enum DecodeMemory {
     /// `format`. An image over `maxPixels` costs only `base`: its
     /// validator refuses it from the header, before any allocation.
     public static func estimate(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, maxPixels: UInt64) -> UInt64 {
+        // libavif parses every item before it knows a size: charged whatever the size.
+        let parse = format == .avif ? avifItems(bytes) : 0
+        return parse.addingReportingOverflow(pixelsEstimate(format, bytes, maxPixels: maxPixels)).partialValue
+    }
+
+    /// What libavif 0.11's parse holds for the items and extents of `meta`
+    /// (iw_bmff_item_counts), past what `base` already covers (64 items:
+    /// every file encoders write), so that an ordinary file costs no more.
+    static func avifItems(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var items: UInt64 = 0, extents: UInt64 = 0
+        iw_bmff_item_counts(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &items, &extents)
+        let held = items * UInt64(IW_AVIF_ITEM_MEMORY) + extents * UInt64(IW_AVIF_EXTENT_MEMORY)
+        return held > base ? held - base : 0
+    }
+
+    static func pixelsEstimate(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, maxPixels: UInt64) -> UInt64 {
         let header = ImageHeader.read(format, bytes)
         if case .success(let info) = header, let w = info.width, let h = info.height {
             let pixels = UInt64(w).multipliedReportingOverflow(by: UInt64(h))

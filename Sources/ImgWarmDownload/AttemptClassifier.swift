@@ -18,6 +18,8 @@ struct AttemptFailure {
     var retryAfter: Double?
     /// The response's Content-Type, when there was a response.
     var contentType: String? = nil
+    /// A body's spill file could not be written or mapped (class `disk`).
+    var diskError: ImgWarmError? = nil
 }
 
 /// Maps a finished curl transfer (result code, final status) to the product's

@@ -77,7 +77,9 @@ public final class BodySpill: @unchecked Sendable {  // counters behind `lock`; 
         lock.withLock { unsupported ? "unsupported" : chargesSpilledBytes ? "memory-filesystem" : "disk" }
     }
 
-    /// Bodies that went to a file, and their bytes.
+    /// Bodies received whole in a file, and their bytes (an attempt cut
+    /// short, past --max-bytes or on a full disk is not counted: its file
+    /// was dropped).
     public var figures: (bodies: Int, bytes: Int) { lock.withLock { (bodies, bytes) } }
 
     /// A new spill file, or nil: the body then stays in memory (the
@@ -92,10 +94,13 @@ public final class BodySpill: @unchecked Sendable {  // counters behind `lock`; 
         return nil
     }
 
-    /// A body moved to its file.
-    func began() { lock.withLock { bodies += 1 } }
-
-    func wrote(_ count: Int) { lock.withLock { bytes += count } }
+    /// A body of `count` bytes received whole in its file.
+    func received(_ count: Int) {
+        lock.withLock {
+            bodies += 1
+            bytes += count
+        }
+    }
 
     /// Writes all of `buffer` to `fd`; 0 or the errno.
     static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {

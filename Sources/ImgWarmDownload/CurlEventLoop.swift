@@ -387,9 +387,11 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func failure(_ job: DownloadJob, _ attempt: AttemptFailure) -> DownloadFailure {
-        DownloadFailure(errorClass: attempt.errorClass, status: attempt.status, message: attempt.message,
-                        isTransient: attempt.isTransient, attempts: job.attempts, elapsed: elapsed(job),
-                        contentType: attempt.contentType)
+        var failure = DownloadFailure(errorClass: attempt.errorClass, status: attempt.status, message: attempt.message,
+                                      isTransient: attempt.isTransient, attempts: job.attempts, elapsed: elapsed(job),
+                                      contentType: attempt.contentType)
+        failure.diskError = attempt.diskError
+        return failure
     }
 
     private func finish(_ job: DownloadJob, _ result: DownloadResult) {

@@ -81,8 +81,10 @@ final class CurlTransfer {
     private var spilledBytes = 0
     /// No file could be opened for this attempt: the body stays in memory.
     private var spillRefused = false
-    /// Why the spill file could not be written (the entry fails with it).
+    /// Why the spill file could not be written (the entry fails with it,
+    /// as a disk error), and its errno.
     private var spillFailure: String?
+    private var spillErrno: Int32 = 0
     /// --limit-rate: bytes of the chunk curl holds that were already taken
     /// from the bucket (a pause for memory hands them over again).
     private var prepaid = PrepaidBytes()
@@ -169,8 +171,6 @@ final class CurlTransfer {
             failSpill(e)
             return true
         }
-        spill.began()
-        spill.wrote(body.count)
         spilling = true
         spilledBytes = body.count
         body = []
@@ -187,12 +187,12 @@ final class CurlTransfer {
             return false
         }
         spilledBytes += bytes.count
-        spill?.wrote(bytes.count)
         return true
     }
 
     private func failSpill(_ e: Int32) {
         spillFailure = "cannot write the body to \(spill?.path ?? "the temp folder"): \(errnoString(e))"
+        spillErrno = e
         discardSpill()
         body = []
         charge?.reset()
@@ -546,18 +546,33 @@ final class CurlTransfer {
             conditional: job.validators != nil, maxBodyBytes: maxBodyBytes,
             detail: detailText.isEmpty ? String(cString: curl_easy_strerror(code)) : detailText)
         let verdict = AttemptClassifier.verdict(facts)
+        if decodingFailure == nil, let spillFailure {
+            // The body's file could not be written: the cache's filesystem
+            // (`.imgwarm/tmp` is in it) is full or unusable, not the network.
+            discardSpill()
+            body = []
+            charge?.reset()
+            return .failure(AttemptFailure(
+                errorClass: .disk, status: status > 0 ? status : nil, message: spillFailure, isTransient: false,
+                retryAfter: nil, contentType: stringInfo(CURLINFO_CONTENT_TYPE),
+                diskError: .cache(path: spill?.path ?? "", reason: spillFailure, errno: spillErrno)))
+        }
         var spilledBody: SpilledBody?
         if verdict == .success, spilling, spilledBytes > 0 {
             let fd = spillFD
             spillFD = -1
             switch SpilledBody.map(fd: fd, count: spilledBytes) {
-            case .success(let mapped): spilledBody = mapped
+            case .success(let mapped):
+                spilledBody = mapped
+                spill?.received(mapped.count)
             case .failure(let error):
                 discardSpill()
                 charge?.reset()
+                let message = "cannot map the spilled body: \(errnoString(error.errno))"
                 return .failure(AttemptFailure(
-                    errorClass: .network, status: status, message: "cannot map the spilled body: \(errnoString(error.errno))",
-                    isTransient: false, retryAfter: nil, contentType: stringInfo(CURLINFO_CONTENT_TYPE)))
+                    errorClass: .disk, status: status, message: message,
+                    isTransient: false, retryAfter: nil, contentType: stringInfo(CURLINFO_CONTENT_TYPE),
+                    diskError: .cache(path: spill?.path ?? "", reason: message, errno: error.errno)))
             }
         }
         discardSpill()

@@ -131,6 +131,9 @@ public enum DownloadErrorClass: String, Sendable, Codable {
     /// A redirect from https to http, without `--allow-http-redirect`.
     case insecureRedirect = "insecure-redirect"
     case cancelled
+    /// The body's spill file in the cache's `.imgwarm/tmp` could not be
+    /// written (a full disk) or mapped.
+    case disk
 }
 
 public struct DownloadResponse: Sendable {
@@ -199,6 +202,9 @@ public struct DownloadFailure: Error, Sendable, CustomStringConvertible {
     /// The last response's Content-Type (an error page's text/html), if
     /// there was a response.
     public var contentType: String?
+    /// Class `disk`: the error behind it (its errno says whether the
+    /// cache's filesystem is full, which stops the run).
+    public var diskError: ImgWarmError?
     public init(errorClass: DownloadErrorClass, status: Int?, message: String, isTransient: Bool, attempts: Int, elapsed: Double,
                 contentType: String? = nil) {
         self.errorClass = errorClass

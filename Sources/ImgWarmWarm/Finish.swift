@@ -103,6 +103,9 @@ public enum Finish {
             if let type = failure.contentType { out.response = ResponseFacts(contentType: type, vary: nil) }
             out.entry.outcome = .failed
             out.announce = true
+            // A body that could not be spilled to a full disk: the store
+            // would meet the same disk, so the run stops as it would there.
+            if let disk = failure.diskError, isFatal(disk) { out.fatal = disk }
             // Only failures the same request meets again enter the
             // failed-URL list (BlockRule).
             if BlockRule.remembers(errorClass: out.entry.error.name ?? "", status: failure.status) {

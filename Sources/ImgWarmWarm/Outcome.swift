@@ -16,6 +16,7 @@ extension EntryError {
         case .invalidURL: self = .invalidURL
         case .insecureRedirect: self = .insecureRedirect
         case .cancelled: self = .cancelled
+        case .disk: self = .disk
         }
     }
 }

@@ -119,6 +119,22 @@ void iw_bmff_largest_coded_size(const uint8_t *data, size_t len, uint32_t *width
    from 4 to 64 tiles). */
 uint32_t iw_bmff_grid_tiles(const uint8_t *data, size_t len);
 enum { IW_AVIF_TILE_MEMORY = 2 << 20 };
+/* What libavif 0.11's avifDecoderParse reads into memory before any
+   pixel (src/read.c): an avifDecoderItem for every item ID that `iinf`,
+   `iloc`, `ipma` or `iref` names (avifMetaFindItem, with 16 properties
+   of 72 bytes reserved each), and an avifExtent of 16 bytes for every
+   extent `iloc` lists, even one whose fields are 0 bytes wide (4,096
+   items of 65,535 such extents, a 33 KB file, took 4.2 GB). `items`
+   counts every mention (a bound on the distinct IDs). */
+void iw_bmff_item_counts(const uint8_t *data, size_t len, uint64_t *items, uint64_t *extents);
+/* Bytes charged an item mention and an extent (an array that doubles
+   holds up to twice what it uses). */
+enum { IW_AVIF_ITEM_MEMORY = 4096, IW_AVIF_EXTENT_MEMORY = 32 };
+/* avifMetaFindItem looks each mention up in a list of the items so far:
+   quadratic in the items (500,000 in a 5 MB file ran for minutes, with
+   no place to stop it). More mentions than this fail as too complex
+   before libavif parses the file. */
+enum { IW_AVIF_MAX_ITEM_MENTIONS = 16384 };
 
 int iw_validate_png(const uint8_t *data, size_t len, uint64_t max_pixels, iw_result *out);
 /* How PNG and APNG image data is inflated. FAST (what iw_validate_png

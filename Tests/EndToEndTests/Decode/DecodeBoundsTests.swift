@@ -187,4 +187,72 @@ import TestSupport
         #expect(f.cacheFiles().count == 1, "never deleted")
         print("decode timeout: cache verify --decode-timeout 1s: \(verify.cpuSeconds) s CPU, \(verify.peakRSS / Self.mib) MiB")
     }
+
+    static func be16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    static func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be32(8 + payload.count) + Array(type.utf8) + payload }
+
+    /// Hostile ISO-BMFF headers, written here byte by byte (ISO/IEC
+    /// 14496-12 8.11, ISO/IEC 23008-12 9.3), as AVIF and as HEIC:
+    /// 100,000 `iprp` boxes one inside the other (800 KB: the grid walk
+    /// followed them down and overflowed the decoding thread's stack,
+    /// killing the run with SIGSEGV), and an `iloc` of 4,096 items of
+    /// 65,535 extents each with fields 0 bytes wide (a second of CPU per
+    /// estimate before). `warm` fails each as a bad image and goes on;
+    /// `cache verify --decode-memory 64MiB` checks them all in bounded
+    /// time and memory.
+    @Test(.needsTools("time", for: "the CPU time and peak RSS of the binary"))
+    func hostileBoxNestsAndExtentListsFailAsBadImages() throws {
+        let time = try neededTool("time", for: "the CPU time and peak RSS of the binary")
+        let hdlr = Self.box("hdlr", [UInt8](repeating: 0, count: 8) + Array("pict".utf8) + [UInt8](repeating: 0, count: 13))
+        let levels = 100_000
+        var nest: [UInt8] = []
+        nest.reserveCapacity(levels * 8)
+        for level in 0..<levels { nest += Self.be32((levels - level) * 8) + Array("iprp".utf8) }
+        let nested = Self.box("meta", [0, 0, 0, 0] + hdlr + Self.box("pitm", [0, 0, 0, 0] + Self.be16(1)) + nest)
+        var iloc: [UInt8] = [1, 0, 0, 0, 0x00, 0x00] + Self.be16(4096)
+        for i in 0..<4096 { iloc += Self.be16(i + 2) + Self.be16(0) + Self.be16(0) + Self.be16(0xFFFF) }
+        let infe = Self.box("infe", [2, 0, 0, 0] + Self.be16(1) + Self.be16(0) + Array("grid".utf8) + [0])
+        let extents = Self.box("meta", [0, 0, 0, 0] + hdlr + Self.box("pitm", [0, 0, 0, 0] + Self.be16(1))
+            + Self.box("iinf", [0, 0, 0, 0] + Self.be16(1) + infe) + Self.box("iloc", iloc))
+        // 20,000 items of one 0-byte extent (iloc version 2): libavif 0.11
+        // looks each up among those before it, minutes of CPU at 500,000.
+        var flood: [UInt8] = [2, 0, 0, 0, 0x00, 0x00] + Self.be32(20_000)
+        for i in 0..<20_000 { flood += Self.be32(i + 2) + Self.be16(0) + Self.be16(0) + Self.be16(1) }
+        let items = Self.box("meta", [0, 0, 0, 0] + hdlr + Self.box("pitm", [0, 0, 0, 0] + Self.be16(1))
+            + Self.box("iinf", [0, 0, 0, 0] + Self.be16(1) + infe) + Self.box("iloc", flood))
+        let f = try WarmFixture()
+        var urls: [String] = []
+        for (brand, ext) in [("avif", "avif"), ("heic", "heic")] {
+            let ftyp = Self.box("ftyp", Array(brand.utf8) + [0, 0, 0, 0] + Array("mif1".utf8) + Array(brand.utf8))
+            for (name, meta) in [("nested", nested), ("extents", extents), ("items", items)] {
+                f.server.setFile("/\(name).\(ext)", bytes: ftyp + meta, contentType: "image/\(ext)")
+                urls.append(f.server.url("/\(name).\(ext)"))
+            }
+        }
+        let manifest = f.writeManifest(urls)
+        let warm = try MeasuredRun.run(["warm", manifest, "--cache", f.cache, "--progress", "none", "--decode-memory", "64MiB"],
+                                       gnuTime: time)
+        #expect(warm.status == 1, "status \(warm.status): \(warm.stderr)")
+        // The AVIF extents and items need more than --decode-memory for
+        // libavif's parse alone (8.0 GiB; 20,000 items of 4 KiB).
+        #expect(warm.stdout.contains("errors: 4 bad-image, 2 too-large"), "\(warm.stdout)")
+        #expect(warm.stderr.contains("\(f.server.url("/extents.avif")): AVIF needs an estimated 8.0 GiB"), "\(warm.stderr)")
+        #expect(warm.stderr.contains("\(f.server.url("/items.avif")): AVIF needs an estimated 86.7 MiB"), "\(warm.stderr)")
+        // With the memory for them, the items are too many to parse.
+        let roomy = try MeasuredRun.run(["warm", f.writeManifest([f.server.url("/items.avif")], name: "items.txt"), "--cache", f.cache,
+                                         "--progress", "none", "--decode-memory", "512MiB", "--retry-failed"], gnuTime: time)
+        #expect(roomy.status == 1 && roomy.stdout.contains("errors: 1 too-complex"), "\(roomy.stdout)")
+        #expect(roomy.stderr.contains("20001 item entries in meta, over 16384"), "\(roomy.stderr)")
+        #expect(roomy.cpuSeconds < 2, "\(roomy.cpuSeconds) s of CPU")
+        // Stored without decoding (they are on the failed-URL list), then verified.
+        let store = try f.warm([manifest, "--no-validate", "--retry-failed"])
+        #expect(store.status == 0, "\(store.stderr)")
+        let verify = try MeasuredRun.run(["cache", "verify", "--cache", f.cache, "--decode-memory", "64MiB"], gnuTime: time)
+        #expect(verify.status == 1, "status \(verify.status): \(verify.stderr)")
+        #expect(verify.stdout.contains("4 broken, 2 not checked (over --decode-memory)"), "\(verify.stdout)")
+        #expect(verify.cpuSeconds < 2, "\(verify.cpuSeconds) s of CPU")
+        #expect(verify.peakRSS < 150 * Self.mib, "peak RSS \(verify.peakRSS / Self.mib) MiB")
+        print("hostile ISO-BMFF headers: cache verify --decode-memory 64MiB: \(verify.cpuSeconds) s CPU, \(verify.peakRSS / Self.mib) MiB")
+    }
 }

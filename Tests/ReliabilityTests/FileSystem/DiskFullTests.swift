@@ -75,4 +75,47 @@ import TestSupport
         #expect(tempFiles(cache).isEmpty)
         #expect(try BinaryRunner.run(["cache", "failed", "--cache", cache]).status == 0)
     }
+
+    /// A body past the spill threshold goes to an unnamed file in the
+    /// cache's own `.imgwarm/tmp`, on the cache's filesystem: when that
+    /// file cannot be written (2.9 MB PNGs, a 2 MB tmpfs), the disk is full
+    /// as it would be for the store. The run stops the same way: exit 3,
+    /// the last line `PATH: disk full; stopped`, the entry's error `disk`
+    /// (not `network`), nothing on the failed-URL list, nothing left in
+    /// `.imgwarm/tmp`, and the report's `spilled` figures count no body
+    /// (the cut attempts' files were dropped).
+    @Test(.needs(canMountTmpfs, "cannot `mount -t tmpfs` here (needs root): the disk-full test did not run"))
+    func aBodySpilledToAFullDiskStopsTheRunAsDiskFull() throws {
+        let f = try WarmFixture()
+        let mountPoint = f.dir + "/small"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try #require(findTool("mount")), umount = try #require(findTool("umount"))
+        let mounted = runTool(mount, ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint])
+        try #require(mounted?.status == 0, "mount failed: \(mounted?.output ?? "no mount")")
+        defer { runTool(umount, ["-l", mountPoint]) }
+        var urls: [String] = []
+        for i in 0..<4 {
+            f.server.setFile("/large/\(i).png", bytes: TinyPNG.make(width: 1100, height: 880, seed: 91_000 + i), contentType: "image/png")
+            urls.append(f.server.url("/large/\(i).png"))
+        }
+        let cache = mountPoint + "/cache"
+        let report = f.dir + "/report.json"
+        let r = try BinaryRunner.run(["warm", f.writeManifest(urls), "--cache", cache, "-j", "1", "--progress", "none",
+                                      "--report", report])
+        #expect(!r.signalled, "\(r.stderr)")
+        #expect(r.status == 3, "status \(r.status): \(r.stderr)")
+        let lastLine = r.stderr.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(lastLine.contains("disk full") && lastLine.contains(cache + "/.imgwarm/tmp"), "\(r.stderr)")
+        #expect(!r.stderr.contains("curl error"), "\(r.stderr)")
+        let (entries, _) = try f.report(report)
+        #expect(entries.first?["error"] as? String == "disk", "\(entries)")
+        #expect(!entries.contains { $0["error"] as? String == "network" }, "\(entries)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
+        let bodies = try #require(json?["bodies"] as? [String: Any])
+        #expect((bodies["spilled"] as? NSNumber)?.intValue == 0 && (bodies["spilled_bytes"] as? NSNumber)?.intValue == 0, "\(bodies)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: cache + "/.imgwarm/tmp")) ?? ["?"]).isEmpty)
+        let failed = try BinaryRunner.run(["cache", "failed", "--json", "--cache", cache])
+        let list = try JSONSerialization.jsonObject(with: Data(failed.stdout.utf8)) as? [Any]
+        #expect(list?.isEmpty == true, "\(failed.stdout)")
+    }
 }
