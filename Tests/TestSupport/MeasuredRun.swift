@@ -53,8 +53,19 @@ public struct MeasuredRun: Sendable {
             for p in cArgs { free(p) }
             for p in cEnv { free(p) }
         }
+        // The child starts with no signal blocked, as from a shell: the
+        // test's threads block most signals, and a mask inherited through
+        // exec kept a tmux server from ever receiving the SIGTERM its own
+        // `kill-server` sends it (each pane's server outlived its test).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, program, &actions, nil, &cArgs, &cEnv)
+        let spawned = posix_spawn(&pid, program, &actions, &attributes, &cArgs, &cEnv)
         guard spawned == 0 else {
             throw NSError(domain: "MeasuredRun", code: Int(spawned),
                           userInfo: [NSLocalizedDescriptionKey: "posix_spawn: \(String(cString: strerror(spawned)))"])
