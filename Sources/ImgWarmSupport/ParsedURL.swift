@@ -150,7 +150,6 @@ public struct ParsedURL: Sendable, Equatable {
             var labelNumeric = true
             var labelHex = false
             var labels = 0
-            var hasUpper = false
             // The host: labels of [A-Za-z0-9_-] split by single dots.
             while true {
                 let c: UInt8 = i < end ? b[i] : 0
@@ -169,7 +168,6 @@ public struct ParsedURL: Sendable, Equatable {
                 if c >= 0x30 && c <= 0x39 {
                     // A digit keeps a label a number.
                 } else if lower >= 0x61 && lower <= 0x7A {
-                    if c < 0x60 { hasUpper = true }
                     // "0x" then hex digits is a number too.
                     if lower == UInt8(ascii: "x") && i == labelStart + 1 && b[labelStart] == UInt8(ascii: "0") {
                         labelHex = true
@@ -198,12 +196,7 @@ public struct ParsedURL: Sendable, Equatable {
                 guard port <= 65535 else { return nil }
             }
             let host = UnsafeBufferPointer(rebasing: b[syntax.authority.lowerBound..<hostEnd])
-            var key = https ? "https://" : "http://"
-            key.reserveCapacity(key.utf8.count + host.count + 6)
-            key += hasUpper ? String(decoding: host, as: UTF8.self).lowercased() : String(decoding: host, as: UTF8.self)
-            key += ":"
-            key += String(port)
-            return key
+            return hostKey(scheme: https ? "https" : "http", host: String(decoding: host, as: UTF8.self), port: String(port))
         }
     }
 
