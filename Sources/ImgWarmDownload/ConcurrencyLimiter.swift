@@ -7,11 +7,13 @@
 /// the lowest round mean seen):
 ///
 /// - slow start: every response within `tolerance x baseline + slack`,
-///   in a round that has had at least half the limit in flight, opens one
-///   more slot at once (`slowStartGrows`), so the limit doubles per round
-///   trip as in TCP's slow start, without waiting for the round's slowest
-///   response (with a long-tailed origin the end of a round of 128 is its
-///   99th percentile);
+///   in a round that has had at least half its limit in flight, opens more
+///   slots at once (`slowStartGrows`, `slowStartStep`): one on a near
+///   origin, so the limit doubles per round trip as in TCP's slow start,
+///   and one per `rampLatency` of the origin's latency on a far one, so
+///   the ramp costs about one round trip wherever the origin is, without
+///   waiting for the round's slowest response (with a long-tailed origin
+///   the end of a round of 128 is its 99th percentile);
 /// - after slow start, a round whose mean is within that bound and that
 ///   used at least half the limit grows it by sqrt(limit) (a queue's worth
 ///   of probing);
@@ -50,6 +52,13 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         var failureBackoff: Double = 0.75
         /// Fewest completions in a round (the mean of fewer is noise).
         var minimumRound: Int = 4
+        /// Seconds of the origin's latency per slot a slow-start response
+        /// opens (at least one). Doubling per round trip takes four round
+        /// trips from 8 to 128: 160 ms of a 40 ms origin, a sixth of a
+        /// 4,000-URL run, and 0.8 s of a 200 ms one, while a loopback
+        /// origin's four take a millisecond. At 2.5 ms a 40 ms origin's
+        /// first 8 answers open 16 each: 128 after one round trip.
+        var rampLatency: Double = 0.0025
     }
 
     enum Reason: String, Sendable {
@@ -75,6 +84,8 @@ struct ConcurrencyLimiter: Equatable, Sendable {
     /// Completions that make up the current round: the limit when it began
     /// (slow start raises the limit within a round).
     private var roundLength: Int
+    /// The whole limit when the current round began.
+    private var roundLimit: Int
     private var roundSum = 0.0
     /// The most requests in flight seen during the round: a round that
     /// never came near its limit says nothing about a larger one.
@@ -86,6 +97,7 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         self.parameters = parameters
         limit = min(max(parameters.initial, parameters.minimum), parameters.maximum)
         roundLength = max(parameters.minimumRound, max(1, Int(limit)))
+        roundLimit = max(1, Int(limit))
     }
 
     /// Slow start's decision for one response: whether it opens one more
@@ -100,6 +112,15 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         latency <= reference * parameters.tolerance + parameters.slack && peakInFlight * 2 >= limit
     }
 
+    /// How many slots one slow-start response opens: one per `rampLatency`
+    /// of `reference` (the baseline, or the answers so far), at least one.
+    /// The reference, not the response's own latency, so that queueing on
+    /// our side never speeds the ramp up. Pure.
+    static func slowStartStep(reference: Double, _ parameters: Parameters) -> Double {
+        guard parameters.rampLatency > 0, reference.isFinite else { return 1 }
+        return max(1, (reference / parameters.rampLatency).rounded(.down))
+    }
+
     /// The whole number of requests allowed in flight.
     var current: Int { max(1, Int(limit)) }
 
@@ -111,9 +132,13 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         roundSum += latency
         roundPeak = max(roundPeak, inFlight)
         var grown: Change?
-        if slowStart, Self.slowStartGrows(latency: latency, reference: baseline ?? roundSum / Double(roundCount),
-                                          peakInFlight: roundPeak, limit: current, parameters) {
-            grown = set(limit + 1, .slowStart)
+        let reference = baseline ?? roundSum / Double(roundCount)
+        // The use is judged against the limit the round began with: a far
+        // origin's first answer may open 16 slots, and the rest of the
+        // answers that arrive with it saw only the round's own requests.
+        if slowStart, Self.slowStartGrows(latency: latency, reference: reference,
+                                          peakInFlight: roundPeak, limit: roundLimit, parameters) {
+            grown = set(limit + Self.slowStartStep(reference: reference, parameters), .slowStart)
         }
         guard roundCount >= roundLength else { return grown }
         let mean = roundSum / Double(roundCount)
@@ -125,7 +150,10 @@ struct ConcurrencyLimiter: Equatable, Sendable {
         let base = min(baseline ?? mean, mean)
         baseline = base
         let acceptable = base * parameters.tolerance + parameters.slack
-        defer { roundLength = max(parameters.minimumRound, current) }
+        defer {
+            roundLength = max(parameters.minimumRound, current)
+            roundLimit = current
+        }
         if mean <= acceptable {
             // Slow start grew per response.
             guard used, !slowStart else { return grown }

@@ -25,10 +25,56 @@ struct ConcurrencyLimiterTests {
         return limits
     }
 
+    /// A near origin (2 ms: under one `rampLatency`): one slot per answer,
+    /// the limit doubles per round trip.
     @Test func slowStartDoublesWhileLatencyHolds() {
         var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128))
-        #expect(run(&l, latency: 0.040, rounds: 6) == [16, 32, 64, 128, 128, 128])
+        #expect(run(&l, latency: 0.002, rounds: 6) == [16, 32, 64, 128, 128, 128])
         #expect(l.slowStart)
+    }
+
+    /// The ramp in round trips by the origin's latency: doubling costs a
+    /// far origin four of its long round trips; one slot per 2.5 ms of
+    /// latency brings a 40 ms origin to 128 in one.
+    @Test(arguments: [
+        (0.0003, [16, 32, 64, 128]),    // loopback: doubling, as before
+        (0.002, [16, 32, 64, 128]),     // LAN
+        (0.010, [40, 128, 128, 128]),   // 4 slots per answer: x5 a round trip
+        (0.040, [128, 128, 128, 128]),  // 16 per answer: one round trip
+        (0.200, [128, 128, 128, 128]),
+    ])
+    func theRampTakesAboutOneRoundTripOnAFarOrigin(_ row: (Double, [Int])) {
+        var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128))
+        #expect(run(&l, latency: row.0, rounds: 4) == row.1)
+        #expect(l.slowStart)
+    }
+
+    /// Slots per slow-start answer (rampLatency 2.5 ms). From the
+    /// reference, not the answer: queueing on our side never speeds it up.
+    @Test(arguments: [
+        (0.0001, 1.0), (0.0049, 1.0), (0.005, 2.0), (0.040, 16.0), (0.0399, 15.0), (Double.infinity, 1.0),
+    ])
+    func slowStartStepGrowsWithTheOriginsLatency(_ row: (Double, Double)) {
+        #expect(ConcurrencyLimiter.slowStartStep(reference: row.0, .init()) == row.1)
+    }
+
+    /// A far origin's first answers arrive together: the first opens 16
+    /// slots, and the seven after it, which saw only the round's own 8 in
+    /// flight, still count as use of the round's limit.
+    @Test func aFarOriginsFirstAnswersAllOpenSlots() {
+        var l = ConcurrencyLimiter(.init(initial: 8, maximum: 256))
+        for left in stride(from: 8, through: 1, by: -1) { _ = l.sample(latency: 0.040, inFlight: left) }
+        #expect(l.current == 8 + 8 * 16)
+    }
+
+    /// Queueing in a far origin's ramp: the burst's answers come back slow,
+    /// open nothing, and the round's mean ends slow start.
+    @Test func aRampThatOvershootsShrinksOnTheNextRound() {
+        var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128))
+        #expect(run(&l, latency: 0.040, rounds: 1) == [128])
+        let after = run(&l, latency: 0.400, rounds: 1)
+        #expect(after == [96])
+        #expect(!l.slowStart)
     }
 
     /// Slow start's per-response decision (tolerance 2, slack 5 ms).
@@ -53,14 +99,16 @@ struct ConcurrencyLimiterTests {
     /// flight falls with each of them.
     @Test func answersCollectedTogetherEachOpenASlot() {
         var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128))
-        for left in stride(from: 8, through: 1, by: -1) { _ = l.sample(latency: 0.040, inFlight: left) }
+        for left in stride(from: 8, through: 1, by: -1) { _ = l.sample(latency: 0.002, inFlight: left) }
         #expect(l.current == 16)
     }
 
     /// Each response opens its slot at once: the limit does not wait for
     /// the round's slowest answer.
     @Test func slowStartOpensASlotPerResponseWithoutWaitingForTheRound() {
-        var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128))
+        // One slot per answer whatever the latency (rampLatency 0), so
+        // that each answer's own effect shows.
+        var l = ConcurrencyLimiter(.init(initial: 8, maximum: 128, rampLatency: 0))
         var limits: [Int] = []
         for _ in 0..<7 {
             _ = l.sample(latency: 0.040, inFlight: 8)
