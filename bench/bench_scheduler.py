@@ -236,7 +236,10 @@ def cmd_limitrate(work, count, imgwarm, outfile, baseurl, limit):
     with open(rep) as f:
         totals = json.load(f)["totals"]
     b, s = totals["bytes_downloaded"], totals["seconds"]
-    want = float(limit.rstrip("/s").replace("M", "e6").replace("k", "e3"))
+    # Units as curl reads --limit-rate (and imgwarm with it): 1k = 1024.
+    num = limit.rstrip("/s")
+    scale = {"k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20, "g": 1 << 30, "G": 1 << 30}.get(num[-1:], 1)
+    want = float(num[:-1] if scale > 1 else num) * scale
     say(f"\n=== --limit-rate {limit}: {b:,} bytes in {s:.2f} s (the run's own clock) = {b / s:,.0f} B/s = "
         f"{(b / s / want - 1) * 100:+.2f}% (target within 5%); wall {dt:.2f} s, exit {rc}, cpu {cpu:.2f} s ===")
     shutil.rmtree(d, ignore_errors=True)
