@@ -45,7 +45,7 @@ public struct ParsedURL: Sendable, Equatable {
     /// dot before the colon (`cdn.example.com:8080/a.png`) or a port
     /// after it (`localhost:8080/a.png`) is a URL written without its
     /// scheme, not a scheme of its own.
-    static func hasScheme(_ bytes: [UInt8]) -> Bool {
+    static func hasScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let first = bytes.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first | 0x20) else { return false }
         for (i, c) in bytes.enumerated().dropFirst() {
             if c == UInt8(ascii: ":") {
@@ -59,15 +59,38 @@ public struct ParsedURL: Sendable, Equatable {
         return false
     }
 
+    /// Whether `scheme` is `http` or `https` in any case (compared as bytes:
+    /// building the lowercased string took about 400 instructions a line).
+    static func isHTTPScheme(_ b: UnsafeBufferPointer<UInt8>, _ scheme: Range<Int>) -> Bool {
+        let s = scheme.lowerBound
+        switch scheme.count {
+        case 4: break
+        case 5 where b[s + 4] | 0x20 == UInt8(ascii: "s"): break
+        default: return false
+        }
+        return b[s] | 0x20 == UInt8(ascii: "h") && b[s + 1] | 0x20 == UInt8(ascii: "t") && b[s + 2] | 0x20 == UInt8(ascii: "t")
+            && b[s + 3] | 0x20 == UInt8(ascii: "p")
+    }
+
     /// Parses a manifest URL: http or https, a host, and nothing that
-    /// Foundation or libcurl refuses.
-    public static func parse(_ text: String) -> Result<ParsedURL, Problem> {
+    /// Foundation or libcurl refuses. `previousHostKey`, the host key of
+    /// the line before, is returned as this URL's when equal (the same
+    /// string, not a new one: most lines of a manifest share their host).
+    public static func parse(_ text: String, previousHostKey: String? = nil) -> Result<ParsedURL, Problem> {
+        // The checks run on the text's own UTF-8 storage: copying it into
+        // an array cost about 230 instructions a line.
+        if let result = text.utf8.withContiguousStorageIfAvailable({ parse(text, bytes: $0, previousHostKey: previousHostKey) }) {
+            return result
+        }
+        return Array(text.utf8).withUnsafeBufferPointer { parse(text, bytes: $0, previousHostKey: previousHostKey) }
+    }
+
+    /// `parse(text)` with `bytes` the UTF-8 of `text`.
+    private static func parse(_ text: String, bytes: UnsafeBufferPointer<UInt8>,
+                              previousHostKey: String?) -> Result<ParsedURL, Problem> {
         // Control characters would be percent-encoded by URL(string:), but
         // in a manifest they mean a broken line (and are terminal escapes
         // when echoed): refused as before.
-        // Scanned as an array: a String's UTF-8 view scans at a fraction
-        // of the speed (callgrind: 1,400 instructions a line).
-        let bytes = Array(text.utf8)
         if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             return .failure(Problem(reason: "URL contains a control character"))
         }
@@ -78,12 +101,12 @@ public struct ParsedURL: Sendable, Equatable {
         var plainKey: String?
         if let syntax = URISyntax.parse(bytes) {
             // Already valid RFC 3986: URL(string:) would give it back as is.
-            let scheme = String(decoding: bytes[syntax.scheme], as: UTF8.self).lowercased()
-            guard scheme == "http" || scheme == "https" else {
+            guard isHTTPScheme(bytes, syntax.scheme) else {
+                let scheme = String(decoding: UnsafeBufferPointer(rebasing: bytes[syntax.scheme]), as: UTF8.self).lowercased()
                 return .failure(Problem(reason: "unsupported scheme '\(TerminalText.clip(scheme))' (only http and https)"))
             }
             absolute = text
-            plainKey = plainHostKey(bytes, syntax)
+            plainKey = plainHostKey(bytes, syntax, previous: previousHostKey)
         } else {
             guard let url = URL(string: text) else {
                 return .failure(Problem(reason: "not a valid URL, even percent-encoded" + (CurlURL.parseError(text, lenient: true).map { " (\($0))" } ?? "")))
@@ -132,71 +155,111 @@ public struct ParsedURL: Sendable, Equatable {
     /// of a real manifest. `ParsedURLTests` compares this with libcurl's
     /// answer on generated URLs, odd hosts included.
     static func plainHostKey(_ bytes: [UInt8], _ syntax: URISyntax) -> String? {
-        guard bytes.count <= 8192 else { return nil }
-        return bytes.withUnsafeBufferPointer { b -> String? in
-            let https: Bool
-            switch syntax.scheme.count {
-            case 4: https = false
-            case 5 where b[syntax.scheme.lowerBound + 4] | 0x20 == UInt8(ascii: "s"): https = true
-            default: return nil
-            }
-            let s = syntax.scheme.lowerBound
-            guard b[s] | 0x20 == UInt8(ascii: "h"), b[s + 1] | 0x20 == UInt8(ascii: "t"), b[s + 2] | 0x20 == UInt8(ascii: "t"),
-                  b[s + 3] | 0x20 == UInt8(ascii: "p") else { return nil }
-            let end = syntax.authority.upperBound
-            var i = syntax.authority.lowerBound
-            var labelStart = i
-            var allNumeric = true
-            var labelNumeric = true
-            var labelHex = false
-            var labels = 0
-            // The host: labels of [A-Za-z0-9_-] split by single dots.
-            while true {
-                let c: UInt8 = i < end ? b[i] : 0
-                if c == UInt8(ascii: ".") || c == UInt8(ascii: ":") || i == end {
-                    guard i > labelStart else { return nil }
-                    labels += 1
-                    if !labelNumeric { allNumeric = false }
-                    if c != UInt8(ascii: ".") { break }
-                    i += 1
-                    labelStart = i
-                    labelNumeric = true
-                    labelHex = false
-                    continue
-                }
-                let lower = c | 0x20
-                if c >= 0x30 && c <= 0x39 {
-                    // A digit keeps a label a number.
-                } else if lower >= 0x61 && lower <= 0x7A {
-                    // "0x" then hex digits is a number too.
-                    if lower == UInt8(ascii: "x") && i == labelStart + 1 && b[labelStart] == UInt8(ascii: "0") {
-                        labelHex = true
-                    } else if !(labelHex && lower <= UInt8(ascii: "f")) {
-                        labelNumeric = false
-                    }
-                } else if c == UInt8(ascii: "-") || c == UInt8(ascii: "_") {
-                    labelNumeric = false
-                } else {
-                    return nil  // "@", "~", "%", sub-delims: libcurl decides.
-                }
+        bytes.withUnsafeBufferPointer { plainHostKey($0, syntax) }
+    }
+
+    static func plainHostKey(_ b: UnsafeBufferPointer<UInt8>, _ syntax: URISyntax, previous: String? = nil) -> String? {
+        guard b.count <= 8192, isHTTPScheme(b, syntax.scheme) else { return nil }
+        let https = syntax.scheme.count == 5
+        let end = syntax.authority.upperBound
+        var i = syntax.authority.lowerBound
+        var labelStart = i
+        var allNumeric = true
+        var labelNumeric = true
+        var labelHex = false
+        var labels = 0
+        // The host: labels of [A-Za-z0-9_-] split by single dots.
+        while true {
+            let c: UInt8 = i < end ? b[i] : 0
+            if c == UInt8(ascii: ".") || c == UInt8(ascii: ":") || i == end {
+                guard i > labelStart else { return nil }
+                labels += 1
+                if !labelNumeric { allNumeric = false }
+                if c != UInt8(ascii: ".") { break }
                 i += 1
+                labelStart = i
+                labelNumeric = true
+                labelHex = false
+                continue
             }
-            let hostEnd = i
-            guard hostEnd - syntax.authority.lowerBound <= 253 else { return nil }
-            if allNumeric && !isCanonicalIPv4(b, syntax.authority.lowerBound..<hostEnd, labels: labels) { return nil }
-            var port = https ? 443 : 80
-            if hostEnd < end {
-                let digits = end - hostEnd - 1
-                guard (1...5).contains(digits), b[hostEnd + 1] != UInt8(ascii: "0") else { return nil }
-                port = 0
-                for k in (hostEnd + 1)..<end {
-                    guard b[k] >= 0x30 && b[k] <= 0x39 else { return nil }
-                    port = port * 10 + Int(b[k] - 0x30)
+            let lower = c | 0x20
+            if c >= 0x30 && c <= 0x39 {
+                // A digit keeps a label a number.
+            } else if lower >= 0x61 && lower <= 0x7A {
+                // "0x" then hex digits is a number too.
+                if lower == UInt8(ascii: "x") && i == labelStart + 1 && b[labelStart] == UInt8(ascii: "0") {
+                    labelHex = true
+                } else if !(labelHex && lower <= UInt8(ascii: "f")) {
+                    labelNumeric = false
                 }
-                guard port <= 65535 else { return nil }
+            } else if c == UInt8(ascii: "-") || c == UInt8(ascii: "_") {
+                labelNumeric = false
+            } else {
+                return nil  // "@", "~", "%", sub-delims: libcurl decides.
             }
-            let host = UnsafeBufferPointer(rebasing: b[syntax.authority.lowerBound..<hostEnd])
-            return hostKey(scheme: https ? "https" : "http", host: String(decoding: host, as: UTF8.self), port: String(port))
+            i += 1
+        }
+        let hostEnd = i
+        guard hostEnd - syntax.authority.lowerBound <= 253 else { return nil }
+        if allNumeric && !isCanonicalIPv4(b, syntax.authority.lowerBound..<hostEnd, labels: labels) { return nil }
+        var port = https ? 443 : 80
+        if hostEnd < end {
+            let digits = end - hostEnd - 1
+            guard (1...5).contains(digits), b[hostEnd + 1] != UInt8(ascii: "0") else { return nil }
+            port = 0
+            for k in (hostEnd + 1)..<end {
+                guard b[k] >= 0x30 && b[k] <= 0x39 else { return nil }
+                port = port * 10 + Int(b[k] - 0x30)
+            }
+            guard port <= 65535 else { return nil }
+        }
+        return plainHostKeyText(https: https, host: UnsafeBufferPointer(rebasing: b[syntax.authority.lowerBound..<hostEnd]),
+                                port: port, previous: previous)
+    }
+
+    /// `hostKey(scheme:host:port:)` for a host of ASCII letters, digits,
+    /// `.`, `-` and `_`, written in one pass (lowercase ASCII is what
+    /// `lowercased()` gives such a host), and `previous` itself when it
+    /// holds the same bytes. Why: the general version, three strings joined
+    /// then scanned, cost about 3 k instructions a manifest line; a new
+    /// string written here about 800 (most of it the allocation), the
+    /// previous one reused about 150.
+    static func plainHostKeyText(https: Bool, host: UnsafeBufferPointer<UInt8>, port: Int, previous: String? = nil) -> String {
+        // At most "https://" + 253 + ":" + 5 bytes (`plainHostKey`'s limit);
+        // a longer host is never passed, but is still written whole.
+        let capacity = 8 + host.count + 1 + 5
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { out -> String in
+            var n = 0
+            for c in https ? "https://".utf8 : "http://".utf8 {
+                out[n] = c
+                n += 1
+            }
+            for c in host {
+                out[n] = c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c
+                n += 1
+            }
+            out[n] = UInt8(ascii: ":")
+            n += 1
+            var divisor = 10_000
+            var rest = port
+            var started = false
+            while divisor > 0 {
+                let digit = rest / divisor
+                rest %= divisor
+                if digit != 0 || started || divisor == 1 {
+                    out[n] = UInt8(ascii: "0") + UInt8(digit)
+                    n += 1
+                    started = true
+                }
+                divisor /= 10
+            }
+            let key = UnsafeBufferPointer(rebasing: out[..<n])
+            if let previous, previous.utf8.withContiguousStorageIfAvailable({ p in
+                p.count == n && p.baseAddress.map { memcmp($0, key.baseAddress!, n) == 0 } == true
+            }) == true {
+                return previous
+            }
+            return String(decoding: key, as: UTF8.self)
         }
     }
 

@@ -21,6 +21,12 @@ package struct URISyntax {
 
     /// `bytes` split as above, or nil when it is not such text.
     package static func parse(_ b: [UInt8]) -> URISyntax? {
+        b.withUnsafeBufferPointer { parse($0) }
+    }
+
+    /// `parse` on the bytes in place (no bounds checks in a release build:
+    /// about a third fewer instructions a manifest line than on an array).
+    package static func parse(_ b: UnsafeBufferPointer<UInt8>) -> URISyntax? {
         let n = b.count
         let s = 0
         // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
@@ -61,7 +67,7 @@ package struct URISyntax {
     }
 
     /// `[ userinfo "@" ] reg-name [ ":" *DIGIT ]` with a non-empty reg-name.
-    private static func validAuthority(_ b: [UInt8], _ r: Range<Int>) -> Bool {
+    private static func validAuthority(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
         var hostStart = r.lowerBound
         var i = r.lowerBound
         // userinfo = *( unreserved / pct-encoded / sub-delims / ":" ): no "@".
@@ -85,7 +91,7 @@ package struct URISyntax {
     }
 
     /// unreserved / pct-encoded / sub-delims (and ":" when asked).
-    private static func validRun(_ b: [UInt8], _ r: Range<Int>, allowColon: Bool) -> Bool {
+    private static func validRun(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, allowColon: Bool) -> Bool {
         var i = r.lowerBound
         while i < r.upperBound {
             let c = b[i]

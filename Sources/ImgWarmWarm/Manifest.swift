@@ -80,6 +80,8 @@ public struct ManifestReader {
         var lineNumber = 1
         var overlong = false
         var atStart = true
+        /// The host key of the last entry, handed to the next line's parse.
+        var lastHostKey: String?
 
         func finishLine() throws {
             defer {
@@ -97,9 +99,11 @@ public struct ManifestReader {
                 if line.count >= 3 && line[0] == 0xEF && line[1] == 0xBB && line[2] == 0xBF { line.removeFirst(3) }
             }
             if line.last == 0x0D { line.removeLast() }
-            switch parse(line: line, source: source) {
+            switch parse(line: line, source: source, previousHostKey: lastHostKey) {
             case .none: break
-            case .entry(let e): try entry(e)
+            case .entry(let e):
+                lastHostKey = e.hostKey
+                try entry(e)
             case .problem(let p): try problem(p)
             }
         }
@@ -143,7 +147,8 @@ public struct ManifestReader {
         c == 0x20 || c == 0x09 || c == 0x0D || c == 0x0B || c == 0x0C
     }
 
-    func parse(line bytes: [UInt8], source: ManifestSource) -> Parsed {
+    /// One line; `previousHostKey` as in `ParsedURL.parse`.
+    func parse(line bytes: [UInt8], source: ManifestSource, previousHostKey: String? = nil) -> Parsed {
         func problem(_ reason: String) -> Parsed { .problem(ManifestProblem(source: source, reason: reason)) }
         var lo = 0, hi = bytes.count
         while lo < hi && Self.isBlank(bytes[lo]) { lo += 1 }
@@ -187,16 +192,18 @@ public struct ManifestReader {
                 return problem("unknown field \(Redaction.manifestWord(name)) (expected url, priority, key)")
             }
         } else {
-            var fields: [ArraySlice<UInt8>] = []
+            // Fields are read in place, one after another (an array of
+            // them cost about 600 instructions a line). The line is
+            // trimmed: the URL starts it.
             var i = line.startIndex
+            while i < line.endIndex && !Self.isBlank(line[i]) { i += 1 }
+            url = String(decoding: line[line.startIndex..<i], as: UTF8.self)
             while i < line.endIndex {
                 while i < line.endIndex && Self.isBlank(line[i]) { i += 1 }
                 let start = i
                 while i < line.endIndex && !Self.isBlank(line[i]) { i += 1 }
-                if start < i { fields.append(line[start..<i]) }
-            }
-            url = String(decoding: fields[0], as: UTF8.self)
-            for field in fields.dropFirst() {
+                guard start < i else { continue }
+                let field = line[start..<i]
                 guard let eq = field.firstIndex(of: UInt8(ascii: "=")) else {
                     return problem("unexpected text \(Redaction.manifestWord(String(decoding: field, as: UTF8.self))) after the URL (fields are name=value)")
                 }
@@ -216,7 +223,7 @@ public struct ManifestReader {
                 }
             }
         }
-        switch ParsedURL.parse(url) {
+        switch ParsedURL.parse(url, previousHostKey: previousHostKey) {
         case .failure(let p):
             return problem("\(p.reason): \(TerminalText.clip(Redaction.url(url)))")
         case .success(let parsed):

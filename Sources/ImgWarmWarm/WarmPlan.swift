@@ -47,17 +47,25 @@ public final class WarmPlan {
     /// a 4-byte index instead of a string.
     private var hostKeys: [String] = []
     private var hostIndex: [String: UInt32] = [:]
+    /// The host of the entry added last: consecutive lines nearly always
+    /// share one, and comparing with it costs a fraction of the table's
+    /// hashing (about 530 instructions an entry).
+    private var lastHost: (key: String, index: UInt32)?
 
     /// The manifest paths, indexed by `ManifestSource.fileIndex`.
     public private(set) var manifestPaths: [String] = []
     /// URL and key bytes, front-coded by blocks of consecutive entries.
     private var urls = FrontCodedArena()
     private var records = ChunkedArray<Record>()
-    /// The first 64 bits of each key's MD5, for de-duplication (equal
-    /// prefixes are confirmed by comparing the keys), and the last 64: the
-    /// cache file name comes from them, so a run hashes each key once.
-    private var digests = ChunkedArray<UInt64>()
-    private var digestTails = ChunkedArray<UInt64>()
+    /// Each key's MD5: its first 64 bits (`head`) for de-duplication
+    /// (equal heads are confirmed by comparing the keys), and all of it
+    /// for the cache file name, so a run hashes each key once. One array
+    /// of both: a second one cost an append and an access check an entry.
+    private var digests = ChunkedArray<Digest>()
+    struct Digest {
+        var head: UInt64
+        var tail: UInt64
+    }
     public private(set) var problems: [ManifestProblem] = []
     /// Entries left out by `--shard`.
     public private(set) var outsideShard = 0
@@ -132,12 +140,17 @@ public final class WarmPlan {
         }
         var host = Self.noHost
         if let h = entry.hostKey {
-            if let known = hostIndex[h] {
-                host = known
-            } else if hostKeys.count < Int(Self.noHost) {
-                host = UInt32(hostKeys.count)
-                hostIndex[h] = host
-                hostKeys.append(h)
+            if let last = lastHost, last.key == h {
+                host = last.index
+            } else {
+                if let known = hostIndex[h] {
+                    host = known
+                } else if hostKeys.count < Int(Self.noHost) {
+                    host = UInt32(hostKeys.count)
+                    hostIndex[h] = host
+                    hostKeys.append(h)
+                }
+                if host != Self.noHost { lastHost = (h, host) }
             }
         }
         var flags = entry.priority.map { UInt8($0.rawValue) } ?? Self.noPriority
@@ -147,8 +160,7 @@ public final class WarmPlan {
             offset: slot.offset, suffixLength: slot.suffixLength, keyLength: keyIsURL ? 0 : UInt16(key.utf8.count),
             line: UInt32(clamping: entry.source.line), file: UInt16(clamping: entry.source.fileIndex),
             flags: flags, shared: slot.shared, host: host))
-        digests.append(digest.0)
-        digestTails.append(digest.1)
+        digests.append(Digest(head: digest.0, tail: digest.1))
     }
 
     /// Whether `a`'s bytes start `b`'s (memcmp: this runs for every line).
@@ -161,9 +173,7 @@ public final class WarmPlan {
     }
 
     static func digest(of key: String) -> (UInt64, UInt64) {
-        CacheFileName.digest(ofKey: key).withUnsafeBytes { raw in
-            (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        }
+        CacheFileName.digestWords(ofKey: key)
     }
 
     /// De-duplicates by cache file (the highest priority wins, then the
@@ -174,13 +184,13 @@ public final class WarmPlan {
         duplicateOf = [:]
         var byDigest = [UInt32](0..<UInt32(n))
         byDigest.sort { a, b in
-            let da = digests[Int(a)], db = digests[Int(b)]
+            let da = digests[Int(a)].head, db = digests[Int(b)].head
             return da != db ? da < db : a < b
         }
         var i = 0
         while i < n {
             var j = i + 1
-            while j < n && digests[Int(byDigest[j])] == digests[Int(byDigest[i])] { j += 1 }
+            while j < n && digests[Int(byDigest[j])].head == digests[Int(byDigest[i])].head { j += 1 }
             if j - i > 1 { resolveDuplicates(byDigest[i..<j]) }
             i = j
         }
@@ -269,7 +279,8 @@ public final class WarmPlan {
     /// The entry's file names in `cache`, from the MD5 computed when it was
     /// added (the SDWebImage layout names files by it: no second hash).
     public func entryName(_ index: Int, in cache: DiskCache) -> CacheEntryName {
-        var digest = (digests[index], digestTails[index])
+        let d = digests[index]
+        var digest = (d.head, d.tail)
         return withUnsafeBytes(of: &digest) { cache.layout.entryName(forKey: key(index), md5: $0) }
     }
 

@@ -132,6 +132,17 @@ public struct CacheFileName: Equatable, Sendable {
         return Insecure.MD5.hash(data: bytes)
     }
 
+    /// `digest(ofKey:)` as two little-endian words (its bytes 0-7 and
+    /// 8-15), hashed in place by `MD5`: what a plan keeps of each entry.
+    public static func digestWords(ofKey key: String) -> (UInt64, UInt64) {
+        var key = key
+        return key.withUTF8 { b in
+            guard let base = b.baseAddress else { return MD5.digest(b) }
+            let nul = memchr(base, 0, b.count).map { UnsafeRawPointer(base).distance(to: UnsafeRawPointer($0)) }
+            return MD5.digest(UnsafeBufferPointer(rebasing: b[..<(nul ?? b.count)]))
+        }
+    }
+
     /// The name an app linked on iOS 17 or later looks up first.
     public var sdName: String {
         guard let ext = sdExtension else { return md5 }

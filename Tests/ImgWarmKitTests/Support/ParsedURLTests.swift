@@ -224,6 +224,13 @@ import Testing
         #expect(reason("https:///a.jpg") == "URL has no host")
         #expect(reason("https://") == "URL has no host")
         #expect(reason("ftp://e.com/a.jpg")?.hasPrefix("unsupported scheme 'ftp'") == true)
+        #expect(reason("FTP://e.com/a.jpg")?.hasPrefix("unsupported scheme 'ftp'") == true)
+        for scheme in ["htt", "httpx", "httpss", "hxxp", "HTTQ", "https+x"] {
+            #expect(reason("\(scheme)://e.com/a.jpg")?.hasPrefix("unsupported scheme '\(scheme.lowercased())'") == true, "\(scheme)")
+        }
+        for scheme in ["http", "HTTP", "https", "HttPS"] {
+            #expect(reason("\(scheme)://e.com/a.jpg") == nil, "\(scheme)")
+        }
         // Written without a scheme: said so, with an example.
         for text in ["e.com/a.jpg", "localhost:8080/a.jpg", "cdn.example.com:443/a.jpg", "//e.com/a.jpg", "/img/a.jpg", "a.jpg"] {
             #expect(reason(text)?.hasPrefix("no scheme (a manifest line starts with the whole URL, e.g. https://") == true, "\(text)")

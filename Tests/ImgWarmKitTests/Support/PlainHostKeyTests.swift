@@ -44,6 +44,32 @@ import TestSupport
         }
     }
 
+    /// The key written in one pass is the general `hostKey(scheme:host:port:)`
+    /// on every host the fast path takes (letters of either case, digits,
+    /// `.`, `-`, `_`) and on ports across the range.
+    @Test func keyTextIsTheGeneralKey() {
+        var rng = SeededRandom(seed: 0x5EED_4E57)
+        let alphabet = Array("aZzA09-_.Mx".utf8)
+        var ports = [1, 9, 10, 80, 99, 100, 443, 999, 1000, 8080, 9999, 10000, 18491, 65535]
+        for _ in 0..<500 { ports.append(Int.random(in: 1...65535, using: &rng)) }
+        for (k, port) in ports.enumerated() {
+            let n = Int.random(in: 1...253, using: &rng)
+            let host = (0..<n).map { _ in alphabet.randomElement(using: &rng)! }
+            let https = k % 2 == 0
+            let fast = host.withUnsafeBufferPointer { ParsedURL.plainHostKeyText(https: https, host: $0, port: port) }
+            let general = ParsedURL.hostKey(scheme: https ? "HTTPS" : "http", host: String(decoding: host, as: UTF8.self),
+                                            port: String(port))
+            #expect(fast == general)
+            // The previous line's key is reused only when it is this key.
+            for previous in [general, general + "0", String(general.dropLast()), general.uppercased(), "", fast] {
+                let reused = host.withUnsafeBufferPointer {
+                    ParsedURL.plainHostKeyText(https: https, host: $0, port: port, previous: previous)
+                }
+                #expect(reused == general)
+            }
+        }
+    }
+
     /// Every URL taken, tricky and random, gets libcurl's answer exactly.
     @Test func agreesWithLibcurl() throws {
         var rng = SeededRandom(seed: 0x1A2B_3C4D)
