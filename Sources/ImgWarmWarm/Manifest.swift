@@ -149,6 +149,11 @@ public struct ManifestReader {
 
     /// One line; `previousHostKey` as in `ParsedURL.parse`.
     func parse(line bytes: [UInt8], source: ManifestSource, previousHostKey: String? = nil) -> Parsed {
+        // Scanned in place: no bounds check on each byte in a release build.
+        bytes.withUnsafeBufferPointer { parse(line: $0, source: source, previousHostKey: previousHostKey) }
+    }
+
+    private func parse(line bytes: UnsafeBufferPointer<UInt8>, source: ManifestSource, previousHostKey: String?) -> Parsed {
         func problem(_ reason: String) -> Parsed { .problem(ManifestProblem(source: source, reason: reason)) }
         var lo = 0, hi = bytes.count
         while lo < hi && Self.isBlank(bytes[lo]) { lo += 1 }

@@ -34,4 +34,13 @@ import Testing
         #expect(URISyntax.parse(Array("https://[::1]/a".utf8)) == nil)
         #expect(URISyntax.parse(Array("https:///a".utf8)) == nil)
     }
+
+    /// The sets of bits give the chains of comparisons they replace, on
+    /// every byte.
+    @Test func characterSetsMatchTheirDefinitions() {
+        for c in UInt8.min...UInt8.max {
+            #expect(URISyntax.isRegNameChar(c) == (URISyntax.isUnreserved(c) || URISyntax.isSubDelim(c)), "\(c)")
+            #expect(URISyntax.isPathChar(c) == (URISyntax.isPchar(c) || c == UInt8(ascii: "/")), "\(c)")
+        }
+    }
 }
