@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+import TestSupport
 @testable import ImgWarmSupport
 @testable import ImgWarmDecode
 @testable import ImgWarmDownload
@@ -149,6 +150,38 @@ import Testing
         #expect(full.sdExtension == ext)
         #expect(full.extensions == [ext])
         #expect(full.agreed)
+    }
+
+    /// On generated keys near the plain shape (each byte class, both
+    /// schemes, ports, dots and slashes anywhere), the shortcut takes only
+    /// keys where every parser's full reading gives its extension.
+    @Test func plainURLShortcutAgreesOnGeneratedKeys() {
+        var rng = SeededRandom(seed: 0xE87_0001)
+        let pieces = ["a", "Z", "0", "-", "_", "~", ".", "/", "..", "%41", "?", "#", ":", "@", " ", "ä", "png", "jpg"]
+        var taken = 0
+        for k in 0..<12_000 {
+            var key = ["http://", "https://", "HTTP://", "http:/", "https:"][k % 5 == 4 ? Int.random(in: 2...4, using: &rng) : k % 2]
+            key += ["h", "cdn.example.com", "127.0.0.1", "a-b", "h_x", ""][Int.random(in: 0...5, using: &rng)]
+            key += ["", ":8080", ":", ":x"][Int.random(in: 0...3, using: &rng)]
+            key += "/"
+            for _ in 0..<Int.random(in: 0...8, using: &rng) { key += pieces[Int.random(in: 0...(k % 3 == 0 ? 17 : 8), using: &rng)] }
+            guard let ext = CacheFileName.plainURLExtension(key) else { continue }
+            taken += 1
+            let full = CacheFileName.readExtensions(key)
+            #expect(full.sdExtension == ext, "\(key)")
+            #expect(full.extensions == [ext], "\(key)")
+            #expect(full.agreed, "\(key)")
+        }
+        #expect(taken > 300)
+    }
+
+    /// `join` gives `md5 + "." + ext` for any extension (ASCII, non-ASCII,
+    /// short and long strings).
+    @Test func joinIsConcatenation() {
+        let md5 = Self.md5("https://e/a.png")
+        for ext in ["png", "j", "ä", "😀x", String(repeating: "e", count: 40), "webp"] {
+            #expect(CacheFileName.join(md5, ext) == md5 + "." + ext)
+        }
     }
 
     /// `names` builds each name once and gives what `storedName` and
