@@ -113,9 +113,8 @@ package struct URISyntax {
     /// `high` (64-127); nothing above 127 is in a set. Why sets of bits:
     /// the chains of comparisons below cost about 15 instructions a byte
     /// of a manifest URL, a set test about 5 (`URISyntaxTests` checks each
-    /// set against those comparisons on all 256 bytes). Inlinable: other
-    /// modules' scans call it per byte.
-    @inlinable @inline(__always) package static func inSet(_ c: UInt8, low: UInt64, high: UInt64) -> Bool {
+    /// set against those comparisons on all 256 bytes).
+    @inline(__always) static func inSet(_ c: UInt8, low: UInt64, high: UInt64) -> Bool {
         c < 64 ? (low &>> UInt64(c)) & 1 != 0 : c < 128 ? (high &>> UInt64(c &- 64)) & 1 != 0 : false
     }
     /// unreserved / sub-delims: `isUnreserved(c) || isSubDelim(c)`.
@@ -129,7 +128,7 @@ package struct URISyntax {
     }
 
     package static func isAlpha(_ c: UInt8) -> Bool { (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A }
-    @inlinable package static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+    package static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
     static func isHex(_ c: UInt8) -> Bool { Hex.value(c) != nil }
     package static func isUnreserved(_ c: UInt8) -> Bool {
         isAlpha(c) || isDigit(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "~")

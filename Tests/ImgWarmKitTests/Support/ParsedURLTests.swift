@@ -175,6 +175,16 @@ import TestSupport
         #expect(taken > 300)
     }
 
+    /// The shortcut's sets of bits are the byte classes they stand for.
+    @Test func plainURLByteSets() {
+        for c in UInt8.min...UInt8.max {
+            let alnum = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+            #expect(CacheFileName.isPlainHostChar(c) == (alnum || c == UInt8(ascii: ".") || c == UInt8(ascii: "-")), "\(c)")
+            #expect(CacheFileName.isPlainPathChar(c)
+                    == (alnum || c == UInt8(ascii: "-") || c == UInt8(ascii: "_") || c == UInt8(ascii: "~")), "\(c)")
+        }
+    }
+
     /// `join` gives `md5 + "." + ext` for any extension (ASCII, non-ASCII,
     /// short and long strings).
     @Test func joinIsConcatenation() {
