@@ -88,10 +88,13 @@ public struct ParsedURL: Sendable, Equatable {
     /// `parse(text)` with `bytes` the UTF-8 of `text`.
     private static func parse(_ text: String, bytes: UnsafeBufferPointer<UInt8>,
                               previousHostKey: String?) -> Result<ParsedURL, Problem> {
+        let syntax = URISyntax.parse(bytes)
         // Control characters would be percent-encoded by URL(string:), but
         // in a manifest they mean a broken line (and are terminal escapes
-        // when echoed): refused as before.
-        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+        // when echoed): refused as before, first. Text `URISyntax` accepts
+        // holds none (each of its bytes is one RFC 3986 allows raw), so
+        // only the rest is scanned (about 450 instructions a line saved).
+        if syntax == nil && bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             return .failure(Problem(reason: "URL contains a control character"))
         }
         if !hasScheme(bytes) {
@@ -99,7 +102,7 @@ public struct ParsedURL: Sendable, Equatable {
         }
         let absolute: String
         var plainKey: String?
-        if let syntax = URISyntax.parse(bytes) {
+        if let syntax {
             // Already valid RFC 3986: URL(string:) would give it back as is.
             guard isHTTPScheme(bytes, syntax.scheme) else {
                 let scheme = String(decoding: UnsafeBufferPointer(rebasing: bytes[syntax.scheme]), as: UTF8.self).lowercased()

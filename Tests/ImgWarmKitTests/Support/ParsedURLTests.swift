@@ -281,6 +281,12 @@ import TestSupport
         #expect(reason("javascript:alert(1)")?.hasPrefix("unsupported scheme 'javascript'") == true)
         #expect(reason("localhost:a.jpg")?.hasPrefix("unsupported scheme 'localhost'") == true)
         #expect(reason("https://e.com/\u{1B}[2J.png") == "URL contains a control character")
+        // Wherever it stands, before any other reason.
+        for text in ["htt\u{1}p://e.com/a.png", "https://e\u{1F}.com/a.png", "https://e.com:8\u{7F}0/a.png",
+                     "https://u\u{9}@e.com/a.png", "https://e.com/a.png?q=\u{0}", "https://e.com/a.png#\u{7F}",
+                     "e.com/\u{1}a.png", "ftp://e.com/\u{1B}", "https://e.com/a b\u{2}.png", "\u{1}"] {
+            #expect(reason(text) == "URL contains a control character", "\(text.debugDescription)")
+        }
     }
 
     @Test func credentialsAreMaskedAndKeptForTheTransfer() throws {
