@@ -195,7 +195,8 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func startTransfers() {
-        while inFlight < config.concurrency, let job = queue.popStartable(admit: admit) {
+        while inFlight < config.concurrency,
+              let job = queue.popStartable(admit: admit, freeSlots: { slots.free($0) }) {
             inFlight += 1
             guard let (handle, fresh) = pool.take() else {
                 transferEnded(job, succeeded: false)
@@ -304,7 +305,8 @@ final class CurlEventLoop: @unchecked Sendable {
         let http1 = transfer.wasHTTP1()
         curl_multi_remove_handle(multi, handle)
         pool.give(handle)
-        let hopStarted = hopStarts.removeValue(forKey: ObjectIdentifier(transfer))
+        // Most runs follow no redirect: no hashing then.
+        let hopStarted = hopStarts.isEmpty ? nil : hopStarts.removeValue(forKey: ObjectIdentifier(transfer))
         // The host that answered: after a redirect, the hop's (whose rate
         // its requests took a token of), not the entry's.
         let answered = transfer.redirectsFollowed > 0 ? traffic.keys.intern(ParsedURL.hostKey(of: transfer.currentURL)) : transfer.job.hostKey

@@ -50,6 +50,12 @@ struct HostSlots {
         return h.inFlight < cap(of: h)
     }
 
+    /// How many more requests to `key` may start now.
+    func free(_ key: HostKey) -> Int {
+        guard let h = host(key) else { return cap(of: make(key)) }
+        return cap(of: h) - h.inFlight
+    }
+
     mutating func started(_ key: HostKey) {
         if key.id >= hosts.count { hosts += [Host?](repeating: nil, count: key.id + 1 - hosts.count) }
         // In place: no copy of the host.
