@@ -588,24 +588,23 @@ final class CurlTransfer {
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
             response.spilled = spilledBody
             body = []
-            var withFreshness = response
             // The body's share of --memory goes with it.
-            withFreshness.bodyCharge = verdict == .success ? charge : nil
-            withFreshness.cacheControl = kept(3)
-            withFreshness.expires = kept(4)
-            withFreshness.date = kept(5)
-            withFreshness.age = kept(6)
+            response.bodyCharge = verdict == .success ? charge : nil
+            response.cacheControl = kept(3)
+            response.expires = kept(4)
+            response.date = kept(5)
+            response.age = kept(6)
             if recordsDetail {
-                withFreshness.headerFields = headerFields()
+                response.headerFields = headerFields()
                 var version = 0
                 imgwarm_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
-                withFreshness.httpVersion = version == Int(CURL_HTTP_VERSION_1_0) ? 10
+                response.httpVersion = version == Int(CURL_HTTP_VERSION_1_0) ? 10
                     : version == Int(CURL_HTTP_VERSION_1_1) ? 11 : version == Int(CURL_HTTP_VERSION_2_0) ? 2
                     : version == Int(CURL_HTTP_VERSION_3) ? 3 : 0
-                withFreshness.tls = tls
+                response.tls = tls
             }
             tls = nil
-            return verdict == .success ? .success(withFreshness) : .notModified(withFreshness)
+            return verdict == .success ? .success(response) : .notModified(response)
         case .failure(let errorClass, let transient):
             body = []
             charge?.reset()
