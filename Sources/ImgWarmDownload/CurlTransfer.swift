@@ -396,7 +396,7 @@ final class CurlTransfer {
             tls = keepBody && recordsDetail && Self.isHTTPS(currentURL) ? sessionFacts() : nil
             var length: curl_off_t = -1
             imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
-            if keepBody, let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased(),
+            if keepBody, let encoding = kept(Self.keptContentEncoding)?.trimmingCharacters(in: .whitespaces).lowercased(),
                !encoding.isEmpty, encoding != "identity" {
                 guard ["gzip", "x-gzip", "deflate"].contains(encoding) else {
                     decodingFailure = "the body's content encoding \(encoding.prefix(32)) was not asked for (gzip and deflate were)"
@@ -683,6 +683,9 @@ final class CurlTransfer {
         body = []
         return b
     }
+
+    /// The index of Content-Encoding in `imgwarm_kept_names`.
+    private static let keptContentEncoding: Int32 = 7
 
     /// Header `index` of `imgwarm_kept_names` of the last response.
     private func kept(_ index: Int32) -> String? {
