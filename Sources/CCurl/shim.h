@@ -78,6 +78,8 @@ static inline const char *imgwarm_easy_header_value(CURL *h, const char *name) {
 }
 
 /* The response headers a stored response keeps (`CurlTransfer.finish`),
+ * and the Content-Encoding the write callback checks on a body's first
+ * bytes (asked of curl_easy_header, it cost about 950 instructions a file),
  * collected as libcurl hands each header line to CURLOPT_HEADERFUNCTION:
  * curl_easy_header walks the whole header list for every name asked (about
  * 650 instructions a name). values[i] is a copy of the first header named
@@ -87,13 +89,13 @@ static inline const char *imgwarm_easy_header_value(CURL *h, const char *name) {
  * ends the headers (trailers) are left out, as CURLH_HEADER leaves them.
  * A value folded onto a continuation line (obsolete since RFC 7230) keeps
  * its first line only. */
-enum { IMGWARM_KEPT_HEADER_COUNT = 7 };
+enum { IMGWARM_KEPT_HEADER_COUNT = 8 };
 typedef struct {
     char *values[IMGWARM_KEPT_HEADER_COUNT];
     int ended;
 } imgwarm_kept_headers;
 static const char *const imgwarm_kept_names[IMGWARM_KEPT_HEADER_COUNT] = {
-    "ETag", "Last-Modified", "Vary", "Cache-Control", "Expires", "Date", "Age" };
+    "ETag", "Last-Modified", "Vary", "Cache-Control", "Expires", "Date", "Age", "Content-Encoding" };
 static inline void imgwarm_kept_headers_clear(imgwarm_kept_headers *k) {
     for (int i = 0; i < IMGWARM_KEPT_HEADER_COUNT; i++) { free(k->values[i]); k->values[i] = NULL; }
     k->ended = 0;
@@ -110,7 +112,7 @@ static size_t imgwarm_kept_headers_line(char *line, size_t size, size_t count, v
     if (colon == NULL) return length;
     size_t nameLength = (size_t)(colon - line);
     /* Most lines name none of them: length and first letter rule them out. */
-    static const unsigned char lengths[IMGWARM_KEPT_HEADER_COUNT] = { 4, 13, 4, 13, 7, 4, 3 };
+    static const unsigned char lengths[IMGWARM_KEPT_HEADER_COUNT] = { 4, 13, 4, 13, 7, 4, 3, 16 };
     char first = (char)(line[0] | 0x20);
     for (int i = 0; i < IMGWARM_KEPT_HEADER_COUNT; i++) {
         const char *name = imgwarm_kept_names[i];

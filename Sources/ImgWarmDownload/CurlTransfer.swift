@@ -278,12 +278,19 @@ final class CurlTransfer {
     private func setRequest(url: String, origin: String?, isEntryOrigin: Bool) {
         let h = handle
         currentURL = url
-        imgwarm_easy_setopt_str(h, CURLOPT_URL, url)
+        // The string's own bytes (curl copies them): passing the String
+        // itself made a C copy of it first.
+        let https = url.withCString { cURL in
+            imgwarm_easy_setopt_str(h, CURLOPT_URL, cURL)
+            return UnsafeRawPointer(cURL).withMemoryRebound(to: UInt8.self, capacity: 1) {
+                Self.isHTTPS(UnsafeBufferPointer(start: $0, count: strlen(cURL)))
+            }
+        }
         // Wait for a connection that can multiplex rather than open another.
         // Only over https: HTTP/2 comes from ALPN, so a cleartext connection
         // never multiplexes, and PIPEWAIT would make every new transfer to a
         // host wait for the first response from it.
-        imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, Self.isHTTPS(url) ? 1 : 0)
+        imgwarm_easy_setopt_long(h, CURLOPT_PIPEWAIT, https ? 1 : 0)
         // A request without validators sends a shared list (curl reads it,
         // never changes or frees it); one with validators its own.
         curl_slist_free_all(headerList)
@@ -333,14 +340,23 @@ final class CurlTransfer {
 
     /// Whether the URL's scheme is https (any case), from its bytes.
     static func isHTTPS(_ url: String) -> Bool {
-        var utf8 = url.utf8.makeIterator()
-        for expected in "https://".utf8 {
-            guard let c = utf8.next() else { return false }
-            // ASCII letters only: "https://" has no other bytes a case fold changes.
-            let folded = c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c
-            guard folded == expected else { return false }
+        url.utf8.withContiguousStorageIfAvailable { isHTTPS($0) } ?? isHTTPS(Array(url.utf8))
+    }
+
+    private static func isHTTPS<Bytes: RandomAccessCollection>(_ bytes: Bytes) -> Bool
+        where Bytes.Element == UInt8, Bytes.Index == Int {
+        let prefix: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0x68, 0x74, 0x74, 0x70, 0x73, 0x3A, 0x2F, 0x2F)  // "https://"
+        guard bytes.count >= 8 else { return false }
+        return withUnsafeBytes(of: prefix) { expected in
+            for i in 0..<8 {
+                let c = bytes[bytes.startIndex + i]
+                // ASCII letters only: "https://" has no other bytes a case fold changes.
+                let folded = c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c
+                guard folded == expected[i] else { return false }
+            }
+            return true
         }
-        return true
     }
 
     static func milliseconds(_ seconds: Double) -> Int {
@@ -380,7 +396,7 @@ final class CurlTransfer {
             tls = keepBody && recordsDetail && Self.isHTTPS(currentURL) ? sessionFacts() : nil
             var length: curl_off_t = -1
             imgwarm_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
-            if keepBody, let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased(),
+            if keepBody, let encoding = kept(Self.keptContentEncoding)?.trimmingCharacters(in: .whitespaces).lowercased(),
                !encoding.isEmpty, encoding != "identity" {
                 guard ["gzip", "x-gzip", "deflate"].contains(encoding) else {
                     decodingFailure = "the body's content encoding \(encoding.prefix(32)) was not asked for (gzip and deflate were)"
@@ -588,24 +604,23 @@ final class CurlTransfer {
                 effectiveURL: stringInfo(CURLINFO_EFFECTIVE_URL).map(Redaction.url))
             response.spilled = spilledBody
             body = []
-            var withFreshness = response
             // The body's share of --memory goes with it.
-            withFreshness.bodyCharge = verdict == .success ? charge : nil
-            withFreshness.cacheControl = kept(3)
-            withFreshness.expires = kept(4)
-            withFreshness.date = kept(5)
-            withFreshness.age = kept(6)
+            response.bodyCharge = verdict == .success ? charge : nil
+            response.cacheControl = kept(3)
+            response.expires = kept(4)
+            response.date = kept(5)
+            response.age = kept(6)
             if recordsDetail {
-                withFreshness.headerFields = headerFields()
+                response.headerFields = headerFields()
                 var version = 0
                 imgwarm_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
-                withFreshness.httpVersion = version == Int(CURL_HTTP_VERSION_1_0) ? 10
+                response.httpVersion = version == Int(CURL_HTTP_VERSION_1_0) ? 10
                     : version == Int(CURL_HTTP_VERSION_1_1) ? 11 : version == Int(CURL_HTTP_VERSION_2_0) ? 2
                     : version == Int(CURL_HTTP_VERSION_3) ? 3 : 0
-                withFreshness.tls = tls
+                response.tls = tls
             }
             tls = nil
-            return verdict == .success ? .success(withFreshness) : .notModified(withFreshness)
+            return verdict == .success ? .success(response) : .notModified(response)
         case .failure(let errorClass, let transient):
             body = []
             charge?.reset()
@@ -668,6 +683,9 @@ final class CurlTransfer {
         body = []
         return b
     }
+
+    /// The index of Content-Encoding in `imgwarm_kept_names`.
+    private static let keptContentEncoding: Int32 = 7
 
     /// Header `index` of `imgwarm_kept_names` of the last response.
     private func kept(_ index: Int32) -> String? {

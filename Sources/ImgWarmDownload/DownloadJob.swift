@@ -6,7 +6,9 @@ final class DownloadJob {
 
     enum State { case queued, waitingRetry, inFlight }
 
-    let key: String
+    /// The coalescing key, with its hash.
+    let tableKey: JobKey
+    var key: String { tableKey.text }
     let url: String
     let validators: HTTPValidators?
     let hostKey: HostKey
@@ -25,13 +27,17 @@ final class DownloadJob {
 
     /// `hostKey`: the request's host key (`DownloadRequest.hostKey`, or
     /// parsed from its URL), interned.
-    init(key: String, request: DownloadRequest, arrival: UInt64, hostKey: HostKey) {
-        self.key = key
+    init(tableKey: JobKey, request: DownloadRequest, arrival: UInt64, hostKey: HostKey) {
+        self.tableKey = tableKey
         self.url = request.url
         self.validators = request.validators.flatMap { $0.isEmpty ? nil : $0 }
         self.hostKey = hostKey
         self.priority = request.priority
         self.arrival = arrival
+    }
+
+    convenience init(key: String, request: DownloadRequest, arrival: UInt64, hostKey: HostKey) {
+        self.init(tableKey: JobKey(key), request: request, arrival: arrival, hostKey: hostKey)
     }
 
     /// Requests that must share a transfer: same URL and same validators (a
@@ -43,19 +49,35 @@ final class DownloadJob {
     }
 }
 
+/// A coalescing key and its hash, computed once: the job table looks a
+/// job up, inserts it and removes it, and hashing its URL each time cost
+/// about 1,000 instructions a file.
+struct JobKey: Hashable {
+    let text: String
+    let hash: Int
+
+    init(_ text: String) {
+        self.text = text
+        hash = text.hashValue
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    static func == (a: JobKey, b: JobKey) -> Bool { a.hash == b.hash && a.text == b.text }
+}
+
 /// The jobs not yet completed, by coalescing key.
 struct JobTable {
-    private var jobs: [String: DownloadJob] = [:]
+    private var jobs: [JobKey: DownloadJob] = [:]
 
     var count: Int { jobs.count }
 
-    subscript(key: String) -> DownloadJob? { jobs[key] }
+    subscript(key: JobKey) -> DownloadJob? { jobs[key] }
 
-    mutating func insert(_ job: DownloadJob) { jobs[job.key] = job }
+    mutating func insert(_ job: DownloadJob) { jobs[job.tableKey] = job }
 
-    /// One hash of the URL, not two (look up, then remove).
+    /// One lookup, not two (look up, then remove).
     mutating func remove(_ job: DownloadJob) {
-        if let i = jobs.index(forKey: job.key), jobs.values[i] === job { jobs.remove(at: i) }
+        if let i = jobs.index(forKey: job.tableKey), jobs.values[i] === job { jobs.remove(at: i) }
     }
 
     /// Empties the table, returning what it held.

@@ -82,11 +82,11 @@ final class GatedStore: Sendable {
     /// layout keeps one way of writing an entry).
     func write(_ body: BodyBytes, to lookup: CacheLookahead.Lookup, ticket: Int?, response: StoredResponse? = nil,
                then: @escaping (StoreResult) -> Void) {
-        guard let gate, let ticket else { return then(write(body, to: lookup, response: response)) }
+        guard let gate, let ticket else { return then(writeNow(body, to: lookup, response: response)) }
         // Replacing a cached file (--refresh) is not new room.
         let allocated: UInt64? = lookup.existing == nil ? UInt64((body.count + 4095) / 4096 * 4096) : nil
         gate.decide(ticket, size: allocated) { [self] fits in
-            then(fits ? write(body, to: lookup, response: response) : .overBudget(limit: gate.limit))
+            then(fits ? writeNow(body, to: lookup, response: response) : .overBudget(limit: gate.limit))
         }
     }
 
@@ -96,7 +96,9 @@ final class GatedStore: Sendable {
         return store.renew(name).map { .renewed(bytes: $0) } ?? .vanished
     }
 
-    private func write(_ body: BodyBytes, to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
+    /// The write itself, at once: for an entry with no ticket (no budget
+    /// gate), which has nothing to wait for.
+    func writeNow(_ body: BodyBytes, to lookup: CacheLookahead.Lookup, response: StoredResponse?) -> StoreResult {
         do {
             let path = try body.withUnsafeBytes {
                 try store.store($0, as: lookup.name, replacing: lookup.existing?.path, likelyNew: lookup.unchecked,

@@ -176,6 +176,69 @@ struct RetryPolicyTests {
         #expect(queue.popStartable(admit: admit) == nil)
     }
 
+    /// Jobs of a full host stay parked: a start brings the host's next job
+    /// back only for a slot no job brought back before is waiting for, so
+    /// none comes up just to be refused (each refusal is an admission and
+    /// two heap moves), and the host still fills every slot that frees.
+    @Test func aFullHostsJobsStayParkedUntilASlotFrees() {
+        var queue = RequestQueue()
+        let a = (1...5).map { job("http://a/\($0)", arrival: UInt64($0)) }
+        a.forEach { queue.push($0) }
+        var slots = HostSlots(perHost: 2, connections: 6, adaptive: nil)
+        var asked = 0
+        func admit(_ j: DownloadJob) -> Bool {
+            asked += 1
+            guard slots.mayStart(j.hostKey) else { return false }
+            slots.started(j.hostKey)
+            return true
+        }
+        func pop() -> String? { queue.popStartable(admit: admit, freeSlots: { slots.free($0) })?.url }
+        #expect(pop() == "http://a/1")
+        #expect(pop() == "http://a/2")
+        // a3..a5 come up once each and are parked.
+        #expect(pop() == nil)
+        #expect(asked == 5)
+        // Both transfers end in one pass: two slots, two jobs back.
+        for host in [a[0].hostKey, a[1].hostKey] {
+            _ = slots.ended(host, latency: nil, congestion: nil, http1: true)
+            queue.unpark(host)
+        }
+        asked = 0
+        #expect(pop() == "http://a/3")
+        #expect(pop() == "http://a/4")
+        // a5 stays parked: the host is full, nothing is asked.
+        #expect(pop() == nil)
+        #expect(asked == 2)
+        #expect(queue.hasParked(a[4].hostKey))
+        _ = slots.ended(a[2].hostKey, latency: nil, congestion: nil, http1: true)
+        queue.unpark(a[2].hostKey)
+        #expect(pop() == "http://a/5")
+        #expect(asked == 3)
+    }
+
+    /// A host whose limit rose by more than one slot fills them all: each
+    /// start brings the next job back while a slot is free for it.
+    @Test func aHostKeepsFlowingWhileItHasFreeSlots() {
+        var queue = RequestQueue()
+        let a = (1...4).map { job("http://a/\($0)", arrival: UInt64($0)) }
+        a.forEach { queue.push($0) }
+        var cap = 1, running = 0
+        func admit(_ j: DownloadJob) -> Bool {
+            guard running < cap else { return false }
+            running += 1
+            return true
+        }
+        func pop() -> String? { queue.popStartable(admit: admit, freeSlots: { _ in cap - running })?.url }
+        #expect(pop() == "http://a/1")
+        #expect(pop() == nil)
+        cap = 4
+        queue.unpark(a[0].hostKey)
+        #expect(pop() == "http://a/2")
+        #expect(pop() == "http://a/3")
+        #expect(pop() == "http://a/4")
+        #expect(pop() == nil)
+    }
+
     @Test func raisedJobLeavesAStaleEntryBehind() {
         var queue = RequestQueue()
         let a = job("http://h/a", .low, arrival: 1), b = job("http://h/b", arrival: 2)
