@@ -48,7 +48,7 @@ struct WarmRun {
 
         var config = DownloaderConfiguration()
         try c.applyLimits(to: &config)
-        config.loops = c.downloadThreads ?? WarmOptions.automaticDownloadThreads(decoding: !c.noValidate)
+        config.loops = c.downloadThreads
         config.timeout = c.timeout
         config.connectTimeout = c.connectTimeout
         config.maxBodyBytes = Int(clamping: c.maxBytes)
