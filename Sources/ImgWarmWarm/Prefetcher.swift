@@ -185,11 +185,9 @@ public final class Prefetcher: @unchecked Sendable {
                         writer.pass(ticket)
                         return done(verdict, nil)
                     }
-                    let facts = cache.backend.keepsResponses
-                        ? StoredResponse.received(response, url: cache.layout.storedURL(url: entry.url, key: entry.key),
-                                                  now: Date().timeIntervalSince1970)
-                        : nil
-                    writer.write(response.bodyBytes, to: lookup, ticket: ticket, response: facts) { done(verdict, $0) }
+                    writer.write(response.bodyBytes, to: lookup, ticket: ticket, response: storedFacts(response, entry)) {
+                        done(verdict, $0)
+                    }
                 case .notModified:
                     done(nil, writer.renew(lookup.name, ticket: ticket))
                 case .failure:
@@ -213,11 +211,7 @@ public final class Prefetcher: @unchecked Sendable {
             guard case .success = verdict else {
                 return finished(index, entry, lookup, result, verdict: verdict, stored: nil, started: started)
             }
-            let facts = cache.backend.keepsResponses
-                ? StoredResponse.received(response, url: cache.layout.storedURL(url: entry.url, key: entry.key),
-                                          now: Date().timeIntervalSince1970)
-                : nil
-            let stored = writer.writeNow(response.bodyBytes, to: lookup, response: facts)
+            let stored = writer.writeNow(response.bodyBytes, to: lookup, response: storedFacts(response, entry))
             finished(index, entry, lookup, result, verdict: verdict, stored: stored, started: started)
         case .notModified:
             finished(index, entry, lookup, result, verdict: nil, stored: writer.renew(lookup.name, ticket: nil),
@@ -225,6 +219,14 @@ public final class Prefetcher: @unchecked Sendable {
         case .failure:
             finished(index, entry, lookup, result, verdict: nil, stored: nil, started: started)
         }
+    }
+
+    /// What a backend that keeps responses (OkHttp's cache) stores beside
+    /// the body; nil for the others.
+    private func storedFacts(_ response: DownloadResponse, _ entry: Finish.Entry) -> StoredResponse? {
+        guard cache.backend.keepsResponses else { return nil }
+        return StoredResponse.received(response, url: cache.layout.storedURL(url: entry.url, key: entry.key),
+                                       now: Date().timeIntervalSince1970)
     }
 
     /// The last stage of every entry that was fetched: its outcome recorded.
