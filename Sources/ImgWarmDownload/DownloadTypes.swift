@@ -35,6 +35,10 @@ public struct DownloaderConfiguration: Sendable {
     /// Engine threads, each with its own curl multi handle and a share of
     /// the limits above; nil picks them (`LoopSplit`).
     public var loops: Int? = nil
+    /// Cores the automatic number of engine threads is taken from; nil:
+    /// the machine's. A caller whose own threads take some cores (the
+    /// store workers of `warm --no-validate`) gives the engine the rest.
+    public var cores: Int? = nil
     /// `-v`: a line per host whenever its limit or rate moves (any thread).
     public var onLimitChange: (@Sendable (String) -> Void)? = nil
     /// Warnings about the run's options met during it (a bare

@@ -26,7 +26,8 @@ public final class Downloader: @unchecked Sendable {
         }
         self.configuration = configuration
         let split = LoopSplit(concurrency: configuration.concurrency, perHost: configuration.perHost,
-                              requested: configuration.loops, cores: ProcessInfo.processInfo.activeProcessorCount,
+                              requested: configuration.loops,
+                              cores: configuration.cores ?? ProcessInfo.processInfo.activeProcessorCount,
                               hostConnections: configuration.hostConnections)
         self.split = split
         let traffic = HostTraffic(rates: configuration.rates, bytesPerSecond: configuration.bytesPerSecond,

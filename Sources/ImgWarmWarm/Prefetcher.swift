@@ -12,17 +12,9 @@ public protocol DownloadEngine: AnyObject {
     func cancelAll()
     func waitUntilIdle()
     func shutdown()
-    /// Threads its completions run on (the libcurl engine: one per loop).
-    var threads: Int { get }
 }
 
-extension DownloadEngine {
-    public var threads: Int { 1 }
-}
-
-extension Downloader: DownloadEngine {
-    public var threads: Int { split.count }
-}
+extension Downloader: DownloadEngine {}
 
 /// SDWebImageManager + SDWebImagePrefetcher for batch use: runs each entry
 /// of a plan, in the plan's order, through the stages of `warm`: lookup
@@ -41,11 +33,9 @@ public final class Prefetcher: @unchecked Sendable {
     private let store: CacheStore
     private let validator: ValidateStage
     private let validationQueue: WorkerPool
-    /// Entries with small bodies finish on the engine's thread (no
-    /// decoding to move off it).
+    /// Entries that only need their write finish on the engine's thread
+    /// (`RunThreads.storesOnEngine`).
     private let storesInline: Bool
-    /// The engine's completion threads (`DownloadEngine.threads`).
-    private let engineThreads: Int
     /// Back-pressure: one slot per requested entry until it is finished,
     /// so bodies in memory are bounded by concurrency, not the manifest.
     private let pipeline: SlotGate
@@ -77,8 +67,7 @@ public final class Prefetcher: @unchecked Sendable {
                                  wakeBatch: options.pipelineWakeBatch ?? options.pipelineDepth / 2)
         // Not with --budget: a decision of the gate runs the writes of later
         // entries waiting on it, large ones included, on the deciding thread.
-        storesInline = !options.validation.decode && options.budgetBytes == nil
-        engineThreads = engine.threads
+        storesInline = options.storesOnEngine && !options.validation.decode && options.budgetBytes == nil
         validationQueue = WorkerPool(threads: max(1, options.validationWorkers), name: "imgwarm.validation")
     }
 
@@ -162,17 +151,15 @@ public final class Prefetcher: @unchecked Sendable {
                                       hostKey: plan.hostKey(index))
         let ticket = writer.ticket()
         engine.enqueue(request) { [self] result in
-            // The engine's thread. Decoding goes to the validation workers
-            // so transfers never stall behind it. Without decoding
-            // (`--no-validate`) the rest is one file write: a small one is
-            // done right here, as curl's own tool does, since a hand-off
-            // would cost more than the write (a wakeup and two context
-            // switches per file; perf: 15-20% of a thumbnail run's CPU went
-            // to futex and scheduling); a large one goes to a worker when
-            // the engine has one thread, so that copying it into the page
-            // cache overlaps the receiving (`storesOnEngineThread`).
-            if storesInline && ticket == nil && Self.storesOnEngineThread(result, engineThreads: engineThreads) {
-                return finishOnEngineThread(index, entry, lookup, result, writer: writer, started: started)
+            // The engine's thread. Decoding and writing go to the workers
+            // so transfers never stall behind them; without decoding
+            // (`--no-validate`) the rest is one file write, done right here
+            // when the engine's threads fill the cores (`RunThreads`).
+            if ticket == nil && !options.validation.decode {
+                if storesInline { return finishWrite(index, entry, lookup, result, writer: writer, started: started) }
+                return validationQueue.submit { [self] in
+                    finishWrite(index, entry, lookup, result, writer: writer, started: started)
+                }
             }
             let finishEntry = { [self] in
                 let done = { [self] (verdict: Result<ImageInfo, ValidationFailure>?, stored: StoreResult?) in
@@ -199,12 +186,12 @@ public final class Prefetcher: @unchecked Sendable {
         }
     }
 
-    /// `finishEntry` of an entry stored on the engine's thread (no
-    /// decoding, no budget gate, so no ticket to wait for): the same
-    /// stages as methods, without the closures' contexts and copies of the
-    /// result (about 3,500 instructions a file).
-    private func finishOnEngineThread(_ index: Int, _ entry: Finish.Entry, _ lookup: CacheLookahead.Lookup,
-                                      _ result: DownloadResult, writer: GatedStore, started: DispatchTime) {
+    /// `finishEntry` of an entry that only needs its write (no decoding,
+    /// no budget gate, so no ticket to wait for), on the engine's thread or
+    /// a worker: the same stages as methods, without the closures' contexts
+    /// and copies of the result (about 3,500 instructions a file).
+    private func finishWrite(_ index: Int, _ entry: Finish.Entry, _ lookup: CacheLookahead.Lookup,
+                             _ result: DownloadResult, writer: GatedStore, started: DispatchTime) {
         switch result {
         case .success(let response):
             let verdict = validator.check(response.bodyBytes)
@@ -244,21 +231,6 @@ public final class Prefetcher: @unchecked Sendable {
         // The slot is freed only when the entry is done, so bodies waiting
         // on the budget gate stay bounded.
         pipeline.signal()
-    }
-
-    /// A body whose write costs less than handing it to a worker.
-    static let inlineStoreLimit = 64 << 10
-
-    /// Whether a `--no-validate` entry finishes on the engine thread that
-    /// completed it: a small body always (its hand-off would cost more than
-    /// the write); a large one only when the engine has several threads,
-    /// whose others keep receiving while this one copies it into the page
-    /// cache. With one thread a worker takes it, so the copy overlaps the
-    /// receiving. (5,000 large images, two threads, 5 alternated rounds:
-    /// 0.60 -> 0.57 CPU-s, wall 0.44 -> 0.43 s.)
-    static func storesOnEngineThread(_ result: DownloadResult, engineThreads: Int) -> Bool {
-        guard engineThreads < 2, case .success(let response) = result else { return true }
-        return response.bodyCount <= inlineStoreLimit
     }
 
     /// `path` when it is not the one the cache plans for `name` (the

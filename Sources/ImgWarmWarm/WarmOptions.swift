@@ -16,8 +16,12 @@ public struct WarmOptions: Sendable {
     /// Entries that must finish before a sleeping feeder is woken
     /// (`FeedWindow`); nil: half of `pipelineDepth`.
     public var pipelineWakeBatch: Int?
-    /// Validation workers (off the network thread).
+    /// Workers after the engine: decoders, or the store writers of a run
+    /// without decoding (`RunThreads`).
     public var validationWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Without decoding and `--budget`, each entry is written on the engine
+    /// thread that completed it, not handed to a worker (`RunThreads`).
+    public var storesOnEngine = false
     public init() {}
 
     var triage: Triage.Options { Triage.Options(refresh: refresh, retryFailed: retryFailed, dryRun: dryRun) }

@@ -49,6 +49,9 @@ struct WarmRun {
         var config = DownloaderConfiguration()
         try c.applyLimits(to: &config)
         config.loops = c.downloadThreads
+        let threads = RunThreads(cores: ProcessInfo.processInfo.activeProcessorCount, decode: !c.noValidate,
+                                 requestedLoops: c.downloadThreads)
+        config.cores = threads.engineCores
         config.timeout = c.timeout
         config.connectTimeout = c.connectTimeout
         config.maxBodyBytes = Int(clamping: c.maxBytes)
@@ -76,6 +79,8 @@ struct WarmRun {
         options.validation.decodeTimeout = c.decodeTimeout
         options.validation.strictFormats = c.strictFormats
         options.validation.decode = !c.noValidate
+        options.validationWorkers = threads.workers
+        options.storesOnEngine = threads.storesOnEngine
         options.dryRun = c.dryRun
         options.budgetBytes = c.budget
         // Entries between the feeder and the end of validation, and when the

@@ -26,6 +26,8 @@ final class FakeEngine: DownloadEngine, @unchecked Sendable {
     private(set) var arrivals: [String] = []
     private(set) var cancelCalls = 0
     private(set) var shutdownCalls = 0
+    /// The thread that runs the completions.
+    private(set) var threadID: pthread_t = 0
     private var rng: UInt64
     let concurrency: Int
     let size: (String) -> Int
@@ -80,6 +82,7 @@ final class FakeEngine: DownloadEngine, @unchecked Sendable {
 
     private func loop() {
         condition.lock()
+        threadID = pthread_self()
         while true {
             while !stopped && queued.isEmpty && inFlight.isEmpty { condition.wait() }
             if stopped && queued.isEmpty && inFlight.isEmpty { break }
@@ -105,6 +108,8 @@ final class FakeEngine: DownloadEngine, @unchecked Sendable {
 final class RecordingStore: CacheStore, @unchecked Sendable {
     private let lock = NSLock()
     private(set) var written: [String] = []
+    /// The thread each write ran on.
+    private(set) var threads: [pthread_t] = []
     let failFrom: Int?
     let error: ImgWarmError
 
@@ -118,6 +123,7 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
         defer { lock.unlock() }
         if let failFrom, written.count + 1 >= failFrom { throw error }
         written.append(name.storedName)
+        threads.append(pthread_self())
         return "/recorded/" + name.storedName
     }
 
@@ -221,6 +227,29 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
         #expect(engine.arrivals.count < plan.count / 2)
     }
 
+    /// Without decoding, each entry's write runs on a store worker, or on
+    /// the engine's thread that completed it when `RunThreads` says the
+    /// engine fills the cores; either way every entry is stored once.
+    @Test(arguments: [false, true]) func noValidateStoresOnAWorkerOrOnTheEngine(onEngine: Bool) throws {
+        let (plan, sizes) = Self.makePlan(order: .fifo)
+        let cache = Self.emptyCache()
+        defer { try? FileManager.default.removeItem(atPath: cache.directory) }
+        let engine = FakeEngine(concurrency: 8, seed: 5) { sizes[$0]! }
+        let store = RecordingStore()
+        var options = WarmOptions()
+        options.validation.decode = false
+        options.validationWorkers = 1
+        options.storesOnEngine = onEngine
+        options.pipelineDepth = 2 * 8 + 1
+        let prefetcher = Prefetcher(plan: plan, cache: cache, store: store, state: nil, engine: engine, options: options,
+                                    validate: { _, _ in .success(ImageInfo(format: .png)) })
+        prefetcher.run()
+        #expect(prefetcher.ledger.snapshot()[.downloaded] == plan.count)
+        #expect(Set(store.written).count == plan.count && store.written.count == plan.count)
+        let onEngineThread = store.threads.filter { $0 == engine.threadID }.count
+        #expect(onEngineThread == (onEngine ? plan.count : 0))
+    }
+
     @Test func dryRunRequestsNothingAndRecordsNoDownload() throws {
         let (plan, _) = Self.makePlan(order: .fifo)
         let cache = Self.emptyCache()
@@ -234,31 +263,6 @@ final class RecordingStore: CacheStore, @unchecked Sendable {
         let snap = prefetcher.ledger.snapshot()
         #expect(engine.arrivals.isEmpty)
         #expect(snap[.wouldDownload] == plan.count && snap[.downloaded] == 0 && snap.bytesDownloaded == 0)
-    }
-}
-
-/// Where a `--no-validate` entry finishes: on the engine thread that
-/// completed it, or on a worker (`Prefetcher.storesOnEngineThread`).
-@Suite struct InlineStoreTests {
-    static func body(_ n: Int) -> DownloadResult { .success(DownloadResponse(status: 200, body: [UInt8](repeating: 1, count: n))) }
-
-    @Test func smallBodiesAlwaysLargeOnesOnlyWithSeveralEngineThreads() {
-        let limit = Prefetcher.inlineStoreLimit
-        let cases: [(DownloadResult, Int, Bool)] = [
-            (Self.body(10_000), 1, true),
-            (Self.body(limit), 1, true),
-            (Self.body(limit + 1), 1, false),
-            (Self.body(300_000), 1, false),
-            (Self.body(300_000), 2, true),
-            (Self.body(limit + 1), 4, true),
-            (.notModified(DownloadResponse(status: 304, body: [])), 1, true),
-            (.failure(CurlEventLoop.cancelledFailure(attempts: 1, elapsed: 0)), 1, true),
-        ]
-        for (result, threads, inline) in cases {
-            #expect(Prefetcher.storesOnEngineThread(result, engineThreads: threads) == inline, "\(threads) threads")
-        }
-        // The engine's own count: one per loop; a fake engine has one.
-        #expect(FakeEngine(concurrency: 4, seed: 1, size: { _ in 1 }).threads == 1)
     }
 }
 
