@@ -143,8 +143,8 @@ public struct CacheVerifier: Sendable {
         try cache.openBackend(writable: false)
         let backend = cache.backend
         guard let root = cache.rootFolder else { return report }
-        let batchSize = Self.filesAtOnce(requested: batchSize, descriptorLimit: Self.descriptorLimit(),
-                                         open: Self.openDescriptorCount())
+        let batchSize = Self.filesAtOnce(requested: batchSize, descriptorLimit: Descriptors.limit(),
+                                         open: Descriptors.openCount())
         var batch: [Pending] = []
         batch.reserveCapacity(batchSize)
         // The folders of the batch's files, duplicated from the walk's
@@ -250,23 +250,6 @@ public struct CacheVerifier: Sendable {
     /// file that cannot be opened would be listed as broken).
     static func filesAtOnce(requested: Int, descriptorLimit: Int, open: Int) -> Int {
         max(1, min(requested, (descriptorLimit - open) / 4))
-    }
-
-    /// The soft limit on open descriptors (`ulimit -n`).
-    static func descriptorLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
-        return limit.rlim_cur == rlim_t.max ? Int.max / 2 : Int(clamping: limit.rlim_cur)  // rlim_t.max: RLIM_INFINITY
-    }
-
-    /// Descriptors open now (the entries of /proc/self/fd, less the one
-    /// that lists them); 0 where it cannot be read.
-    static func openDescriptorCount() -> Int {
-        guard let dir = opendir("/proc/self/fd") else { return 0 }
-        defer { closedir(dir) }
-        var count = 0
-        while readdir(dir) != nil { count += 1 }
-        return max(0, count - 3)  // ".", ".." and the listing's own
     }
 
     /// What a file that is not simply a usable image is.

@@ -33,6 +33,8 @@ public struct ImgWarmError: Error, CustomStringConvertible, Sendable, Equatable 
         case cacheUnusable(path: String, why: String, errno: Int32)
         /// libcurl could not be started.
         case engineUnavailable(String)
+        /// The descriptor limit (`ulimit -n`) leaves too few to run at all.
+        case tooFewDescriptors(limit: Int, needed: Int)
         /// An error of another library that imgwarm does not expect.
         case unexpected(String)
     }
@@ -46,7 +48,7 @@ public struct ImgWarmError: Error, CustomStringConvertible, Sendable, Equatable 
         switch reason {
         case .usage, .manifestUnreadable, .reportUnreadable: return ExitStatus.usage
         case .cacheUnusable: return ExitStatus.cacheUnusable
-        case .engineUnavailable, .unexpected: return ExitStatus.internalFailure
+        case .engineUnavailable, .tooFewDescriptors, .unexpected: return ExitStatus.internalFailure
         }
     }
 
@@ -58,6 +60,8 @@ public struct ImgWarmError: Error, CustomStringConvertible, Sendable, Equatable 
              .cacheUnusable(let path, let why, _):
             return "\(path): \(why)"
         case .engineUnavailable(let why): return "libcurl: \(why)"
+        case .tooFewDescriptors(let limit, let needed):
+            return "ulimit -n is \(limit): imgwarm needs at least \(needed) open files to run; raise it (ulimit -n 1024)"
         case .unexpected(let text): return "unexpected error: \(text)"
         }
     }
@@ -66,7 +70,7 @@ public struct ImgWarmError: Error, CustomStringConvertible, Sendable, Equatable 
     public var detail: String {
         switch reason {
         case .manifestUnreadable(_, let why), .reportUnreadable(_, let why), .cacheUnusable(_, let why, _): return why
-        case .usage, .engineUnavailable, .unexpected: return description
+        case .usage, .engineUnavailable, .tooFewDescriptors, .unexpected: return description
         }
     }
 
@@ -74,7 +78,7 @@ public struct ImgWarmError: Error, CustomStringConvertible, Sendable, Equatable 
     public var path: String? {
         switch reason {
         case .manifestUnreadable(let path, _), .reportUnreadable(let path, _), .cacheUnusable(let path, _, _): return path
-        case .usage, .engineUnavailable, .unexpected: return nil
+        case .usage, .engineUnavailable, .tooFewDescriptors, .unexpected: return nil
         }
     }
 

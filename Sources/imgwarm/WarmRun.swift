@@ -10,8 +10,28 @@ import Glibc
 struct WarmRun {
     let command: WarmCommand
 
+    /// Raises the soft `ulimit -n` to what `concurrency` transfers need (up
+    /// to the hard limit, which only root may raise); runs fewer transfers,
+    /// with a warning, when they do not fit; stops with a clear error when
+    /// not even one does (`RunDescriptors`).
+    private func fitDescriptors(_ concurrency: Int, dryRun: Bool) throws -> Int {
+        let limit = Descriptors.raiseLimit(to: RunDescriptors.wanted(concurrency: dryRun ? 1 : concurrency))
+        guard let fit = RunDescriptors.transfers(concurrency: concurrency, limit: limit) else {
+            throw ImgWarmError(.tooFewDescriptors(limit: limit, needed: RunDescriptors.wanted(concurrency: 1)))
+        }
+        if dryRun { return concurrency }
+        if fit < concurrency {
+            printError("warning: ulimit -n is \(limit): running \(fit) transfer\(fit == 1 ? "" : "s") at once, not \(concurrency) (each may take \(RunDescriptors.perTransfer) open files); raise ulimit -n for more")
+        }
+        return fit
+    }
+
     func execute() throws -> Int32 {
         let c = command
+        // First: nothing may open a descriptor before the limit is checked.
+        var config = DownloaderConfiguration()
+        try c.applyLimits(to: &config)
+        config.concurrency = try fitDescriptors(config.concurrency, dryRun: c.dryRun)
         ErrorOutput.divertLibraryOutput(verbose: c.verbose)
         // Before any thread reads the list.
         Redaction.addQueryNames(c.redactQuery)
@@ -46,8 +66,6 @@ struct WarmRun {
         try PlanLoader(manifests: inputs.files, retryFrom: c.retryFrom, options: manifestOptions, urlArguments: inputs.urls)
             .load(into: plan, problem: { printError($0) })
 
-        var config = DownloaderConfiguration()
-        try c.applyLimits(to: &config)
         config.loops = c.downloadThreads
         let threads = RunThreads(cores: ProcessInfo.processInfo.activeProcessorCount, decode: !c.noValidate,
                                  requestedLoops: c.downloadThreads)

@@ -129,3 +129,48 @@ import TestSupport
         #expect(stdout.contains("\(numbers[2]) skipped"), "the summary agrees: \(stdout)")
     }
 }
+
+/// `warm` under a low `ulimit -n`, run through the shell as a user would
+/// set it: a limit that leaves room for nothing is one clear line and
+/// status 4 (it was SIGILL: libdispatch traps when it cannot make its epoll
+/// descriptor), a low one runs fewer transfers and says so, and a low soft
+/// limit under a higher hard one is raised without a word.
+@Suite struct WarmDescriptorLimitTests {
+    static func warm(_ f: WarmFixture, limit: String, _ args: [String]) throws -> (status: Int32, output: String) {
+        let sh = try neededTool("sh", for: "a lower descriptor limit")
+        let command = "ulimit \(limit) && exec \"$0\" \"$@\""
+        let r = try #require(runTool(sh, ["-c", command, BinaryRunner.executable, "warm"] + args
+                                         + ["--cache", f.cache, "--progress", "none"]))
+        return (r.status, r.output)
+    }
+
+    @Test func tooFewDescriptorsIsOneLineAndStatusFour() throws {
+        let f = try WarmFixture()
+        let manifest = f.writeManifest(f.servePNGs(3))
+        let r = try Self.warm(f, limit: "-n 16", [manifest])
+        #expect(r.status == 4, "\(r.output)")
+        #expect(r.output == "imgwarm: ulimit -n is 16: imgwarm needs at least 35 open files to run; raise it (ulimit -n 1024)\n",
+                "\(r.output)")
+        #expect(f.server.totalRequests == 0)
+        #expect(!FileManager.default.fileExists(atPath: f.cache))
+    }
+
+    @Test func aLowLimitRunsFewerTransfersAndSaysSo() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(40)
+        let r = try Self.warm(f, limit: "-n 44", [f.writeManifest(urls), "-j", "16", "--report", f.dir + "/r.json"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("imgwarm: warning: ulimit -n is 44: running 4 transfers at once, not 16"), "\(r.output)")
+        #expect(f.cacheFiles().count == 40)
+        #expect(f.server.maxConcurrentRequests <= 4)
+    }
+
+    @Test func aLowSoftLimitIsRaisedToTheHardOne() throws {
+        let f = try WarmFixture()
+        let urls = f.servePNGs(40)
+        let r = try Self.warm(f, limit: "-S -n 20", [f.writeManifest(urls), "-j", "16"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(!r.output.contains("ulimit"), "\(r.output)")
+        #expect(f.cacheFiles().count == 40)
+    }
+}

@@ -36,6 +36,8 @@ import Glibc
               line: "/c/journal: line 7: unknown state 'BOGUS'", path: "/c/journal"),
         .init(error: ImgWarmError(.engineUnavailable("initialization failed: Out of memory")), status: 4,
               line: "libcurl: initialization failed: Out of memory", path: nil),
+        .init(error: ImgWarmError(.tooFewDescriptors(limit: 16, needed: 35)), status: 4,
+              line: "ulimit -n is 16: imgwarm needs at least 35 open files to run; raise it (ulimit -n 1024)", path: nil),
         .init(error: ImgWarmError(.unexpected("SQLite error 11: database disk image is malformed")), status: 4,
               line: "unexpected error: SQLite error 11: database disk image is malformed", path: nil),
     ]
@@ -59,10 +61,11 @@ import Glibc
             case .reportUnreadable: return "report"
             case .cacheUnusable: return "cache"
             case .engineUnavailable: return "engine"
+            case .tooFewDescriptors: return "descriptors"
             case .unexpected: return "unexpected"
             }
         }
-        #expect(Set(Self.cases.map { kind($0.error.reason) }) == ["usage", "manifest", "report", "cache", "engine", "unexpected"])
+        #expect(Set(Self.cases.map { kind($0.error.reason) }) == ["usage", "manifest", "report", "cache", "engine", "descriptors", "unexpected"])
     }
 
     /// A cache error keeps the errno the store and the run decide on.

@@ -53,7 +53,7 @@ private struct TempCache {
         for row in table {
             #expect(CacheVerifier.filesAtOnce(requested: row.requested, descriptorLimit: row.limit, open: row.open) == row.files, "\(row)")
         }
-        #expect(CacheVerifier.descriptorLimit() > 0 && CacheVerifier.openDescriptorCount() > 0)
+        #expect(Descriptors.limit() > 0 && Descriptors.openCount() > 0)
     }
 
     @Test func listsBrokenEntriesAndStrayTempFiles() throws {
