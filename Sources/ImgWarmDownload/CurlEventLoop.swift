@@ -48,6 +48,8 @@ final class CurlEventLoop: @unchecked Sendable {
     /// freed, nor the spill folder's descriptor its configuration holds
     /// closed (one more open file per run in a process that runs many).
     private weak var thread: Thread?
+    /// Set before the thread starts; read only by `deinit`.
+    private var started = false
     private let name: String
     private let running = DispatchGroup()
     /// Longest sleep in curl_multi_poll when nothing is due; wakeups and
@@ -90,7 +92,18 @@ final class CurlEventLoop: @unchecked Sendable {
         imgwarm_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(100, configuration.concurrency))
     }
 
+    /// A loop whose thread never ran (a later loop of the same
+    /// `Downloader` could not be made) frees its multi handle here; a
+    /// started one frees it on its thread (`tearDown`).
+    deinit {
+        if !started {
+            mailbox.detachMulti()
+            curl_multi_cleanup(multi)
+        }
+    }
+
     func start() {
+        started = true
         running.enter()
         let thread = Thread { [self] in
             run()
