@@ -33,8 +33,10 @@ public final class Prefetcher: @unchecked Sendable {
     private let store: CacheStore
     private let validator: ValidateStage
     private let validationQueue: WorkerPool
-    /// Entries that only need their write finish on the engine's thread
-    /// (`RunThreads.storesOnEngine`).
+    /// Entries only need their write: no decoding, and no budget gate
+    /// whose ticket they would wait for.
+    private let writesOnly: Bool
+    /// Those writes run on the engine's thread (`RunThreads.storesOnEngine`).
     private let storesInline: Bool
     /// Back-pressure: one slot per requested entry until it is finished,
     /// so bodies in memory are bounded by concurrency, not the manifest.
@@ -67,7 +69,8 @@ public final class Prefetcher: @unchecked Sendable {
                                  wakeBatch: options.pipelineWakeBatch ?? options.pipelineDepth / 2)
         // Not with --budget: a decision of the gate runs the writes of later
         // entries waiting on it, large ones included, on the deciding thread.
-        storesInline = options.storesOnEngine && !options.validation.decode && options.budgetBytes == nil
+        writesOnly = !options.validation.decode && options.budgetBytes == nil
+        storesInline = writesOnly && options.storesOnEngine
         validationQueue = WorkerPool(threads: max(1, options.validationWorkers), name: "imgwarm.validation")
     }
 
@@ -155,7 +158,7 @@ public final class Prefetcher: @unchecked Sendable {
             // so transfers never stall behind them; without decoding
             // (`--no-validate`) the rest is one file write, done right here
             // when the engine's threads fill the cores (`RunThreads`).
-            if ticket == nil && !options.validation.decode {
+            if writesOnly {
                 if storesInline { return finishWrite(index, entry, lookup, result, writer: writer, started: started) }
                 return validationQueue.submit { [self] in
                     finishWrite(index, entry, lookup, result, writer: writer, started: started)

@@ -74,7 +74,7 @@ struct WarmCommand: ParsableCommand {
     var limitRate: UInt64?
 
     @Option(name: .customLong("download-threads"),
-            help: ArgumentHelp("Download threads, each with its own connections and a share of -j (with auto: --max-concurrency), --per-host and --host-connections. [default: one per core, at most one per 8 transfers, at most 4; never more than those limits, and a number that divides --per-host and --host-connections]", valueName: "n"))
+            help: ArgumentHelp("Download threads, each with its own connections and a share of -j (with auto: --max-concurrency), --per-host and --host-connections. [default: one per core (with --no-validate, per core of half the cores: store workers take the rest), at most one per 8 transfers, at most 4; never more than those limits, and a number that divides --per-host and --host-connections]", valueName: "n"))
     var downloadThreads: Int?
 
     @Option(help: ArgumentHelp("Priority of entries without their own: high, normal or low.", valueName: "priority"))
