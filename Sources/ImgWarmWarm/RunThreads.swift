@@ -6,13 +6,13 @@
 /// the kernel shares the cores as the work shifts between them.
 ///
 /// Without decoding (`--no-validate`) a file is the engine's work (curl,
-/// the sockets) and one file write. Two engine threads writing their own
-/// files kept both cores busy from the engine alone, and each request sent
-/// then woke the server (on the same machine in the benchmarks) onto a
-/// busy core: 11,000-17,000 task switches for 20,000 thumbnails against
-/// curl's 40, and 1.16x curl's CPU. One engine thread handing each file to
-/// one store worker did the same work at 1.02x curl's CPU and the same
-/// wall time (2 cores, 7 alternated rounds; docs/performance.md). So the
+/// the sockets) and one file write. Engine threads writing their own files
+/// keep every core busy from the engine alone, and each request sent then
+/// wakes the server (on the same machine in the benchmarks) onto a busy
+/// core: on 2 cores, 11,000-17,000 task switches for 20,000 thumbnails
+/// against curl's 40, and 1.16x curl's CPU. One engine thread handing each
+/// file to one store worker does the same work at 1.02x curl's CPU in the
+/// same wall time (7 alternated rounds; docs/performance.md). So the
 /// engine gets half the cores, rounded up, and the store workers the rest.
 /// Measured on 2 cores only; on more the halves are a guess.
 public struct RunThreads: Equatable, Sendable {

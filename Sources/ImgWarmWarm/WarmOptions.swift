@@ -19,8 +19,9 @@ public struct WarmOptions: Sendable {
     /// Workers after the engine: decoders, or the store writers of a run
     /// without decoding (`RunThreads`).
     public var validationWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
-    /// Without decoding and `--budget`, each entry is written on the engine
-    /// thread that completed it, not handed to a worker (`RunThreads`).
+    /// Whether an entry that needs no decoding and no `--budget` ticket is
+    /// written on the engine thread that completed it instead of by a
+    /// worker (`RunThreads.storesOnEngine`).
     public var storesOnEngine = false
     public init() {}
 
